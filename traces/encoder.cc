@@ -1,0 +1,252 @@
+// ChunkEncoder; see encoder.h. No exceptions, no allocation after Init.
+#include "traces/encoder.h"
+
+#include <zstd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "traces/crc32c.h"
+#include "traces/varint.h"
+
+namespace iorr::trace {
+namespace {
+
+inline uint64_t Diff(int64_t a, int64_t b) {  // a - b, wrapping, zigzagged
+  return ZigZag(static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)));
+}
+
+inline uint32_t HashBytes(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  return static_cast<uint32_t>(h);
+}
+
+size_t RoundUpPow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+constexpr size_t kPrefixBytes = 1 + kNumSections * kMaxVarintBytes;
+
+}  // namespace
+
+ChunkEncoder::~ChunkEncoder() {
+  std::free(memory_);
+  if (cctx_) ZSTD_freeCCtx(cctx_);
+}
+
+bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
+  if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
+      limits.max_strings == 0)
+    return false;
+  limits_ = limits;
+  unit_ = time_unit_ns;
+  size_t nslots = RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2);
+  size_t sec_total = static_cast<size_t>(limits.section_bytes) * kNumSections;
+  memory_bytes_ = sec_total + limits.section_bytes + nslots * sizeof(Slot);
+  memory_ = static_cast<uint8_t*>(std::malloc(memory_bytes_));
+  if (!memory_) return false;
+  uint8_t* p = memory_;
+  for (auto& s : sec_) {
+    s.begin = s.p = p;
+    s.end = p + limits.section_bytes;
+    p += limits.section_bytes;
+  }
+  arena_ = reinterpret_cast<char*>(p);
+  arena_cap_ = limits.section_bytes;
+  p += limits.section_bytes;
+  slots_ = reinterpret_cast<Slot*>(p);
+  slot_mask_ = static_cast<uint32_t>(nslots - 1);
+  std::memset(slots_, 0, nslots * sizeof(Slot));
+  cctx_ = ZSTD_createCCtx();
+  if (!cctx_) return false;
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, limits.zstd_level);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  Reset();
+  return true;
+}
+
+void ChunkEncoder::Reset() {
+  for (auto& s : sec_) s.p = s.begin;
+  if (strings_) std::memset(slots_, 0, (static_cast<size_t>(slot_mask_) + 1) * sizeof(Slot));
+  arena_used_ = 0;
+  strings_ = 0;
+  prev_new_offset_ = prev_new_len_ = 0;
+  events_ = 0;
+  first_start_u_ = last_start_u_ = prev_start_u_ = max_start_u_ = 0;
+}
+
+void ChunkEncoder::Begin(uint64_t stream_id, uint32_t pid, uint32_t tid) {
+  Reset();
+  stream_id_ = stream_id;
+  pid_ = pid;
+  tid_ = tid;
+}
+
+int32_t ChunkEncoder::Intern(std::string_view s, uint32_t hash) {
+  for (uint32_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
+    Slot& slot = slots_[i];
+    if (slot.index == 0) {
+      slot.hash = hash;
+      slot.offset = arena_used_;
+      slot.len = static_cast<uint32_t>(s.size());
+      slot.index = ++strings_;
+      if (!s.empty()) std::memcpy(arena_ + arena_used_, s.data(), s.size());
+      arena_used_ += static_cast<uint32_t>(s.size());
+      return -1;
+    }
+    if (slot.hash == hash && slot.len == s.size() &&
+        std::memcmp(arena_ + slot.offset, s.data(), s.size()) == 0)
+      return static_cast<int32_t>(slot.index - 1);
+  }
+}
+
+bool ChunkEncoder::PutString(const Arg& a) {
+  Sec& refs = sec_[kSecStrRefs];
+  if (a.null) {
+    refs.p = PutVarint(refs.p, 0);
+    return true;
+  }
+  std::string_view s = a.s;
+  uint32_t before = strings_;
+  int32_t idx = Intern(s, HashBytes(s.data(), s.size()));
+  if (idx >= 0) {  // back-reference: 2 + distance from the newest entry
+    refs.p = PutVarint(refs.p, 2 + (before - 1 - static_cast<uint32_t>(idx)));
+    return true;
+  }
+  // New string: shared prefix with the previous new string, then the suffix.
+  const char* prev = arena_ + prev_new_offset_;
+  size_t n = prev_new_len_ < s.size() ? prev_new_len_ : s.size();
+  size_t shared = 0;
+  while (shared < n && prev[shared] == s[shared]) ++shared;
+  size_t suffix = s.size() - shared;
+  refs.p = PutVarint(refs.p, 1);
+  refs.p = PutVarint(refs.p, shared);
+  refs.p = PutVarint(refs.p, suffix);
+  Sec& bytes = sec_[kSecStrBytes];
+  std::memcpy(bytes.p, s.data() + shared, suffix);
+  bytes.p += suffix;
+  prev_new_offset_ = arena_used_ - static_cast<uint32_t>(s.size());
+  prev_new_len_ = static_cast<uint32_t>(s.size());
+  return true;
+}
+
+ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
+  const CallSpec* spec = SpecOf(e.call);
+  if (spec == nullptr) return AddResult::kInvalid;
+  // Room check against the worst case of this event.
+  size_t str_bytes = 0, nstr = 0;
+  for (int i = 0; i < spec->nargs; ++i) {
+    if (IsString(spec->args[i].kind) && !e.args[i].null) {
+      str_bytes += e.args[i].s.size();
+      ++nstr;
+    }
+  }
+  if (str_bytes > limits_.section_bytes / 4) return AddResult::kInvalid;
+  const size_t v = kMaxVarintBytes, na = spec->nargs;
+  if (events_ >= limits_.max_events || sec_[kSecCalls].room() < v ||
+      sec_[kSecStarts].room() < v || sec_[kSecDurations].room() < v ||
+      sec_[kSecRets].room() < v || sec_[kSecFds].room() < v * na ||
+      sec_[kSecInts].room() < v * na || sec_[kSecStrRefs].room() < 3 * v * na ||
+      sec_[kSecStrBytes].room() < str_bytes || arena_cap_ - arena_used_ < str_bytes ||
+      strings_ + nstr > limits_.max_strings)
+    return AddResult::kFull;
+
+  int64_t start_u = ToUnits(e.start_ns, unit_);
+  int64_t end_u = ToUnits(e.end_ns, unit_);
+  if (events_ == 0) first_start_u_ = prev_start_u_ = max_start_u_ = start_u;
+  sec_[kSecCalls].p = PutVarint(sec_[kSecCalls].p, spec->tag);
+  sec_[kSecStarts].p = PutVarint(sec_[kSecStarts].p, Diff(start_u, prev_start_u_));
+  sec_[kSecDurations].p = PutVarint(sec_[kSecDurations].p, Diff(end_u, start_u));
+  prev_start_u_ = start_u;
+  if (start_u > max_start_u_) max_start_u_ = start_u;
+  int count_idx = spec->ret == Ret::kCount ? CountArgIndex(*spec) : -1;
+  uint64_t ret = count_idx >= 0 ? Diff(e.args[count_idx].i, e.ret) : ZigZag(e.ret);
+  sec_[kSecRets].p = PutVarint(sec_[kSecRets].p, ret);
+  for (int i = 0; i < spec->nargs; ++i) {
+    ArgKind k = spec->args[i].kind;
+    if (k == ArgKind::kBuf) continue;
+    if (IsString(k)) {
+      PutString(e.args[i]);
+    } else if (k == ArgKind::kFd || k == ArgKind::kDirFd) {
+      sec_[kSecFds].p = PutVarint(sec_[kSecFds].p, ZigZag(e.args[i].i));
+    } else {
+      sec_[kSecInts].p = PutVarint(sec_[kSecInts].p, ZigZag(e.args[i].i));
+    }
+  }
+  ++events_;
+  return AddResult::kOk;
+}
+
+size_t ChunkEncoder::MaxOutputBytes() const {
+  size_t raw = kPrefixBytes;
+  for (const auto& s : sec_) raw += static_cast<size_t>(s.end - s.begin);
+  return kMaxChunkRecordBytes + ZSTD_compressBound(raw);
+}
+
+size_t ChunkEncoder::Finish(int64_t watermark_ns, uint8_t* out, size_t cap) {
+  uint8_t prefix[kPrefixBytes];
+  uint8_t* p = PutVarint(prefix, kNumSections);
+  size_t raw_size = 0;
+  for (const auto& s : sec_) {
+    size_t n = static_cast<size_t>(s.p - s.begin);
+    p = PutVarint(p, n);
+    raw_size += n;
+  }
+  size_t prefix_len = static_cast<size_t>(p - prefix);
+  raw_size += prefix_len;
+
+  // Compress the sections as one frame straight from their buffers, after room for the record.
+  if (cap < kMaxChunkRecordBytes) return 0;
+  ZSTD_outBuffer zout{out + kMaxChunkRecordBytes, cap - kMaxChunkRecordBytes, 0};
+  ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only);
+  ZSTD_CCtx_setPledgedSrcSize(cctx_, raw_size);
+  auto feed = [&](const void* src, size_t n, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{src, n, 0};
+    for (;;) {
+      size_t r = ZSTD_compressStream2(cctx_, &zout, &in, mode);
+      if (ZSTD_isError(r)) return false;
+      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) return true;
+      if (zout.pos == zout.size) return false;
+    }
+  };
+  bool ok = feed(prefix, prefix_len, ZSTD_e_continue);
+  for (const auto& s : sec_)
+    ok = ok && feed(s.begin, static_cast<size_t>(s.p - s.begin), ZSTD_e_continue);
+  ok = ok && feed(nullptr, 0, ZSTD_e_end);
+  if (!ok) {
+    Begin(stream_id_, pid_, tid_);
+    return 0;
+  }
+  meta_ = ChunkMeta{};
+  meta_.kind = ChunkKind::kEvents;
+  meta_.stream_id = stream_id_;
+  meta_.pid = pid_;
+  meta_.tid = tid_;
+  meta_.events = events_;
+  meta_.first_start = first_start_u_;
+  meta_.last_start = max_start_u_;
+  meta_.watermark = ToUnits(watermark_ns, unit_);
+  meta_.raw_size = raw_size;
+  meta_.compressed_size = zout.pos;
+  meta_.payload_crc = Crc32c(out + kMaxChunkRecordBytes, zout.pos);
+  size_t rec = EncodeChunkRecord(meta_, out);
+  std::memmove(out + rec, out + kMaxChunkRecordBytes, zout.pos);
+  Begin(stream_id_, pid_, tid_);
+  return rec + zout.pos;
+}
+
+}  // namespace iorr::trace

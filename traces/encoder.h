@@ -1,0 +1,106 @@
+// ChunkEncoder turns the events of one stream (a thread of a process) into one chunk: a
+// columnar payload (FORMAT.md) compressed into one zstd frame, preceded by its metadata record.
+//
+// Built for the recorder's rules: all memory is taken once in Init(); Add() never allocates,
+// locks or throws; the file compiles with -fno-exceptions. One encoder per stream; not
+// thread-safe (each instance is used by one thread at a time).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "traces/event.h"
+#include "traces/format.h"
+
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+
+namespace iorr::trace {
+
+struct ChunkLimits {
+  uint32_t max_events = 65536;      // events per chunk
+  uint32_t section_bytes = 1 << 20; // capacity of each payload section
+  uint32_t max_strings = 32768;     // distinct strings per chunk
+  int zstd_level = 6;
+};
+
+class ChunkEncoder {
+ public:
+  enum class AddResult { kOk, kFull, kInvalid };
+
+  ChunkEncoder() = default;
+  ~ChunkEncoder();
+  ChunkEncoder(const ChunkEncoder&) = delete;
+  ChunkEncoder& operator=(const ChunkEncoder&) = delete;
+
+  // Takes all memory. time_unit_ns: the trace's resolution. False when memory is short.
+  bool Init(const ChunkLimits& limits, uint32_t time_unit_ns);
+
+  // Starts a new, empty chunk for a stream.
+  void Begin(uint64_t stream_id, uint32_t pid, uint32_t tid);
+
+  // Adds one event (its pid and tid are the stream's and are not read). kFull: nothing was
+  // added; Finish the chunk and Add again. kInvalid: an unknown call or a string over 64 KiB.
+  AddResult Add(const Event& e);
+
+  uint32_t events() const { return events_; }
+  bool empty() const { return events_ == 0; }
+  int64_t first_start_ns() const { return first_start_u_ * static_cast<int64_t>(unit_); }
+
+  // Bytes Finish may write at most.
+  size_t MaxOutputBytes() const;
+
+  // Compresses the chunk into out: the chunk record, then its zstd frame. `watermark_ns`:
+  // no event written to the file after this chunk starts before it. Returns the bytes
+  // written, or 0 on a compression error. Leaves the encoder empty (same stream).
+  size_t Finish(int64_t watermark_ns, uint8_t* out, size_t cap);
+
+  // The metadata of the last finished chunk.
+  const ChunkMeta& last_meta() const { return meta_; }
+
+ private:
+  struct Sec {
+    uint8_t* begin = nullptr;
+    uint8_t* p = nullptr;
+    uint8_t* end = nullptr;
+    size_t room() const { return static_cast<size_t>(end - p); }
+  };
+  struct Slot {
+    uint32_t hash;
+    uint32_t offset;  // in arena_
+    uint32_t len;
+    uint32_t index;   // + 1; 0 marks an empty slot
+  };
+  int32_t Intern(std::string_view s, uint32_t hash);  // table index, -1 when new
+  bool PutString(const Arg& a);
+  void Reset();
+
+  ChunkLimits limits_{};
+  uint32_t unit_ = 1000;
+  uint8_t* memory_ = nullptr;
+  size_t memory_bytes_ = 0;
+  Sec sec_[kNumSections];
+  uint8_t* raw_ = nullptr;  // serialized payload, before compression
+  size_t raw_cap_ = 0;
+  char* arena_ = nullptr;   // full strings of the table
+  uint32_t arena_used_ = 0;
+  uint32_t arena_cap_ = 0;
+  Slot* slots_ = nullptr;
+  uint32_t slot_mask_ = 0;
+  uint32_t strings_ = 0;
+  uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
+  ZSTD_CCtx* cctx_ = nullptr;
+
+  uint64_t stream_id_ = 0;
+  uint32_t pid_ = 0, tid_ = 0;
+  uint32_t events_ = 0;
+  int64_t first_start_u_ = 0, last_start_u_ = 0, prev_start_u_ = 0, max_start_u_ = 0;
+  ChunkMeta meta_{};
+};
+
+// Floor division of a time in ns by the unit (correct for negative times).
+constexpr int64_t ToUnits(int64_t ns, uint32_t unit) {
+  int64_t q = ns / static_cast<int64_t>(unit);
+  return (ns % static_cast<int64_t>(unit) < 0) ? q - 1 : q;
+}
+
+}  // namespace iorr::trace

@@ -1,0 +1,33 @@
+// One decoded event: a call with its times, result and arguments. A plain value; string
+// arguments are views into the chunk they came from (valid until the reader moves on) or into
+// storage the caller owns when writing.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "traces/calls.h"
+
+namespace iorr::trace {
+
+struct Arg {
+  int64_t i = 0;          // integer value (kinds stored as integers)
+  std::string_view s;     // string value (kPath, kStr)
+  bool null = false;      // string kinds: the pointer was NULL
+};
+
+struct Event {
+  CallId call = CallId::kInvalid;
+  uint32_t pid = 0;       // process (thread group) id
+  uint32_t tid = 0;       // thread id
+  int64_t start_ns = 0;   // call entry, ns since the trace's start (header.start_mono_ns)
+  int64_t end_ns = 0;     // call return
+  int64_t ret = 0;        // raw kernel result: >= 0, or -errno in [-4095, -1]
+  Arg args[kMaxArgs];     // by the table's argument positions; kBuf positions are unused
+
+  const CallSpec& spec() const { return Spec(call); }
+  bool failed() const { return ret < 0 && ret >= -4095; }
+  int err() const { return failed() ? static_cast<int>(-ret) : 0; }
+};
+
+}  // namespace iorr::trace

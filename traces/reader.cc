@@ -1,0 +1,460 @@
+// TraceReader, ChunkCursor and MergedReader; see reader.h.
+#include "traces/reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "traces/crc32c.h"
+#include "traces/varint.h"
+
+namespace iorr::trace {
+namespace {
+
+uint32_t Le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
+
+}  // namespace
+
+Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path, Options options) {
+  std::unique_ptr<TraceReader> r(new TraceReader());
+  r->options_ = options;
+  if (path == "-") {
+    r->fd_ = 0;
+  } else {
+    r->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (r->fd_ < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+    r->own_fd_ = true;
+  }
+  r->buf_.resize(1 << 20);
+  r->dctx_ = ZSTD_createDCtx();
+  if (Status s = r->ReadHeader(); !s.ok()) return Status::Error(path + ": " + s.message());
+  return r;
+}
+
+TraceReader::~TraceReader() {
+  if (own_fd_) ::close(fd_);
+  if (dctx_) ZSTD_freeDCtx(dctx_);
+}
+
+bool TraceReader::Fill(size_t n) {
+  if (end_ - begin_ >= n) return true;
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (buf_.size() < n) buf_.resize(std::max(n, buf_.size() * 2));
+  while (end_ < n && !eof_) {
+    ssize_t got = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      Fail(offset_ + end_, std::string("read error: ") + std::strerror(errno));
+      return false;
+    }
+    if (got == 0) eof_ = true;
+    end_ += static_cast<size_t>(got);
+  }
+  return end_ >= n;
+}
+
+bool TraceReader::Fail(uint64_t offset, const std::string& what) {
+  if (status_.ok()) status_ = Status::Error(what + " " + At(offset));
+  return false;
+}
+
+Status TraceReader::ReadHeader() {
+  if (!Fill(8)) {
+    if (!status_.ok()) return status_;
+    return Status::Error(end_ == 0 ? "empty file, not an iorr trace" : "not an iorr trace (too short)");
+  }
+  const uint8_t* p = buf_.data() + begin_;
+  uint32_t magic = Le32(p), size = Le32(p + 4);
+  if (magic != kSkippableMagic) {
+    if (magic == kZstdFrameMagic) return Status::Error("a zstd file, but not an iorr trace (no header)");
+    return Status::Error("not an iorr trace (bad magic)");
+  }
+  if (size < 1 + sizeof(kFileMagic) + 2 + 4 || size > kMaxRecordBytes)
+    return Status::Error("not an iorr trace (bad header size)");
+  if (!Fill(8 + size)) {
+    if (!status_.ok()) return status_;
+    return Status::Error("trace truncated inside its header");
+  }
+  p = buf_.data() + begin_;
+  const uint8_t* rec = p + 8;
+  if (rec[0] != static_cast<uint8_t>(RecordType::kHeader) ||
+      std::memcmp(rec + 1, kFileMagic, sizeof(kFileMagic)) != 0)
+    return Status::Error("not an iorr trace (bad magic)");
+  uint16_t version = static_cast<uint16_t>(rec[1 + 8] | rec[1 + 9] << 8);
+  if (version > kFormatVersion)
+    return Status::Error("trace format version " + std::to_string(version) +
+                         " is newer than this iorr reads (" + std::to_string(kFormatVersion) +
+                         "); use a newer iorr");
+  if (version == 0) return Status::Error("bad trace format version 0");
+  if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) return Status::Error("trace header checksum mismatch");
+  ByteReader br(rec + 1 + 10, rec + size - 4);
+  header_.core.version = version;
+  uint64_t unit = br.Varint();
+  header_.core.start_mono_ns = br.Signed();
+  header_.core.start_wall_ns = br.Signed();
+  uint64_t n = br.Varint();
+  if (!br.ok() || !ValidTimeUnit(unit)) return Status::Error("corrupt trace header");
+  header_.core.time_unit_ns = static_cast<uint32_t>(unit);
+  for (uint64_t i = 0; i < n && br.ok(); ++i) {
+    uint64_t kl = br.Varint();
+    const uint8_t* k = br.Bytes(kl);
+    uint64_t vl = br.Varint();
+    const uint8_t* v = br.Bytes(vl);
+    if (!br.ok()) break;
+    header_.fields.emplace_back(std::string(reinterpret_cast<const char*>(k), kl),
+                                std::string(reinterpret_cast<const char*>(v), vl));
+  }
+  if (!br.ok() || !br.empty()) return Status::Error("corrupt trace header");
+  begin_ += 8 + size;
+  offset_ += 8 + size;
+  info_.bytes = offset_;
+  return {};
+}
+
+bool TraceReader::NextChunk(Chunk* chunk) {
+  while (status_.ok()) {
+    if (!Fill(8)) {
+      if (!status_.ok()) return false;
+      info_.truncated_bytes = end_ - begin_;
+      return false;  // clean end of file (or a few stray bytes: truncated)
+    }
+    const uint8_t* p = buf_.data() + begin_;
+    uint64_t rec_offset = offset_;
+    uint32_t magic = Le32(p), size = Le32(p + 4);
+    if ((magic & kSkippableMask) != kSkippableBase)
+      return Fail(rec_offset, magic == kZstdFrameMagic ? "zstd frame without a chunk record"
+                                                       : "corrupt trace: bad frame magic");
+    if (size > kMaxRecordBytes) return Fail(rec_offset, "corrupt trace: record too large");
+    if (!Fill(8 + size)) {
+      if (!status_.ok()) return false;
+      info_.truncated_bytes = end_ - begin_;
+      return false;
+    }
+    p = buf_.data() + begin_;
+    const uint8_t* rec = p + 8;
+    auto consume = [&](size_t n) {
+      begin_ += n;
+      offset_ += n;
+      info_.bytes = offset_;
+    };
+    if (magic != kSkippableMagic || size < 5) {  // someone else's skippable frame
+      consume(8 + size);
+      ++info_.skipped_records;
+      continue;
+    }
+    if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) {
+      if (!options_.salvage) return Fail(rec_offset, "corrupt trace: record checksum mismatch");
+      consume(8 + size);  // the size may be wrong too; the next magic check catches that
+      ++info_.skipped_records;
+      continue;
+    }
+    auto type = static_cast<RecordType>(rec[0]);
+    ByteReader br(rec + 1, rec + size - 4);
+    if (type == RecordType::kEnd) {
+      info_.end.events = br.Varint();
+      info_.end.chunks = br.Varint();
+      info_.end.dropped_events = br.Varint();
+      info_.end.flags = br.Varint();
+      if (!br.ok()) return Fail(rec_offset, "corrupt end record");
+      info_.end_record = true;
+      consume(8 + size);
+      continue;
+    }
+    if (type == RecordType::kNote) {
+      info_.notes.emplace_back(reinterpret_cast<const char*>(rec + 1), size - 5);
+      consume(8 + size);
+      continue;
+    }
+    if (type == RecordType::kHeader) return Fail(rec_offset, "corrupt trace: second header");
+    if (type != RecordType::kChunk) {  // a later version's additive record
+      consume(8 + size);
+      ++info_.skipped_records;
+      continue;
+    }
+    ChunkMeta m;
+    m.kind = static_cast<ChunkKind>(br.Fixed(1));
+    m.stream_id = br.Varint();
+    uint64_t pid = br.Varint(), tid = br.Varint();
+    m.events = br.Varint();
+    m.first_start = br.Signed();
+    m.last_start = br.Signed();
+    m.watermark = br.Signed();
+    m.raw_size = br.Varint();
+    m.compressed_size = br.Varint();
+    m.payload_crc = static_cast<uint32_t>(br.Fixed(4));
+    if (!br.ok() || pid > UINT32_MAX || tid > UINT32_MAX || m.events > kMaxChunkEvents ||
+        m.raw_size > kMaxChunkRawBytes || m.compressed_size > ZSTD_compressBound(kMaxChunkRawBytes))
+      return Fail(rec_offset, "corrupt chunk record");
+    m.pid = static_cast<uint32_t>(pid);
+    m.tid = static_cast<uint32_t>(tid);
+    size_t total = 8 + size + m.compressed_size;
+    if (!Fill(total)) {
+      if (!status_.ok()) return false;
+      info_.truncated_bytes = end_ - begin_;
+      return false;
+    }
+    const uint8_t* frame = buf_.data() + begin_ + 8 + size;
+    bool damaged = Crc32c(frame, m.compressed_size) != m.payload_crc;
+    std::string why = "corrupt chunk: payload checksum mismatch";
+    if (!damaged) {
+      chunk->raw.resize(m.raw_size);
+      size_t got = ZSTD_decompressDCtx(dctx_, chunk->raw.data(), m.raw_size, frame, m.compressed_size);
+      if (ZSTD_isError(got) || got != m.raw_size) {
+        damaged = true;
+        why = std::string("corrupt chunk: ") +
+              (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "payload size mismatch");
+      }
+    }
+    consume(total);
+    if (damaged) {
+      if (!options_.salvage) return Fail(rec_offset, why);
+      ++info_.skipped_chunks;
+      continue;
+    }
+    chunk->meta = m;
+    chunk->offset = rec_offset;
+    chunk->sequence = chunks_++;
+    return true;
+  }
+  return false;
+}
+
+std::string TraceReader::IntegrityWarning() const {
+  std::string w;
+  if (info_.truncated_bytes)
+    w = "trace truncated: " + std::to_string(info_.truncated_bytes) +
+        " bytes of an incomplete frame at the end were lost";
+  else if (!info_.end_record)
+    w = "trace has no end record: the recording did not finish cleanly";
+  else if (info_.end.flags & 1)
+    w = "trace is marked incomplete: " + std::to_string(info_.end.dropped_events) +
+        " events were lost while recording";
+  if (info_.skipped_chunks)
+    w += (w.empty() ? "" : "; ") + std::to_string(info_.skipped_chunks) + " damaged chunks skipped";
+  return w;
+}
+
+// ---- ChunkCursor ----
+
+bool ChunkCursor::Fail(const std::string& what) {
+  if (status_.ok())
+    status_ = Status::Error("corrupt chunk " + At(chunk_->offset) + ", event " +
+                            std::to_string(index_) + ": " + what);
+  return false;
+}
+
+Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
+  chunk_ = chunk;
+  unit_ = time_unit_ns;
+  index_ = 0;
+  prev_start_u_ = chunk->meta.first_start;
+  str_off_.clear();
+  str_len_.clear();
+  arena_.clear();
+  prev_new_ = UINT32_MAX;
+  status_ = Status();
+  if (chunk->meta.kind != ChunkKind::kEvents) {
+    Fail("not an events chunk");
+    return status_;
+  }
+  const uint8_t* base = chunk->raw.data();
+  ByteReader br(base, base + chunk->raw.size());
+  uint64_t n = br.Varint();
+  if (!br.ok() || n < kNumSections || n > 64) {
+    Fail("bad section count");
+    return status_;
+  }
+  uint64_t lens[64];
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    lens[i] = br.Varint();
+    total += lens[i];
+    if (lens[i] > chunk->raw.size()) break;
+  }
+  if (!br.ok() || total != br.remaining()) {
+    Fail("bad section sizes");
+    return status_;
+  }
+  const uint8_t* p = br.pos();
+  for (int i = 0; i < kNumSections; ++i) {
+    sec_[i] = {p, p + lens[i]};
+    p += lens[i];
+  }
+  return status_;
+}
+
+bool ChunkCursor::Next(Event* e) {
+  if (!status_.ok()) return false;
+  if (index_ >= chunk_->meta.events) {
+    for (const auto& s : sec_)
+      if (s.p != s.end) return Fail("trailing bytes after the last event");
+    return false;
+  }
+  auto get = [&](int sec, uint64_t* v) {
+    const uint8_t* q = GetVarint(sec_[sec].p, sec_[sec].end, v);
+    if (q == nullptr) return false;
+    sec_[sec].p = q;
+    return true;
+  };
+  uint64_t tag, ds, dd, r;
+  if (!get(kSecCalls, &tag) || !get(kSecStarts, &ds) || !get(kSecDurations, &dd) ||
+      !get(kSecRets, &r))
+    return Fail("section ends early");
+  const CallSpec* spec = tag <= kMaxTag ? SpecOf(static_cast<uint16_t>(tag)) : nullptr;
+  if (spec == nullptr) return Fail("unknown call tag " + std::to_string(tag));
+  int64_t start_u = static_cast<int64_t>(static_cast<uint64_t>(prev_start_u_) +
+                                         static_cast<uint64_t>(UnZigZag(ds)));
+  int64_t end_u = static_cast<int64_t>(static_cast<uint64_t>(start_u) +
+                                       static_cast<uint64_t>(UnZigZag(dd)));
+  prev_start_u_ = start_u;
+  e->call = static_cast<CallId>(spec->tag);
+  e->pid = chunk_->meta.pid;
+  e->tid = chunk_->meta.tid;
+  e->start_ns = static_cast<int64_t>(static_cast<uint64_t>(start_u) * static_cast<uint64_t>(unit_));
+  e->end_ns = static_cast<int64_t>(static_cast<uint64_t>(end_u) * static_cast<uint64_t>(unit_));
+  int str_idx[kMaxArgs];
+  for (int i = 0; i < spec->nargs; ++i) {
+    Arg& a = e->args[i];
+    a = Arg{};
+    str_idx[i] = -1;
+    ArgKind k = spec->args[i].kind;
+    if (k == ArgKind::kBuf) continue;
+    uint64_t v;
+    if (IsString(k)) {
+      if (!get(kSecStrRefs, &v)) return Fail("string section ends early");
+      if (v == 0) {
+        a.null = true;
+      } else if (v == 1) {
+        uint64_t shared, suffix;
+        if (!get(kSecStrRefs, &shared) || !get(kSecStrRefs, &suffix))
+          return Fail("string section ends early");
+        uint64_t prev_len = prev_new_ == UINT32_MAX ? 0 : str_len_[prev_new_];
+        auto& bytes = sec_[kSecStrBytes];
+        if (shared > prev_len || suffix > static_cast<uint64_t>(bytes.end - bytes.p))
+          return Fail("bad string reference");
+        if (arena_.size() + shared + suffix > (chunk_->raw.size() + 1024) * 16 ||
+            shared + suffix > (1u << 24))
+          return Fail("strings too large");
+        uint32_t off = static_cast<uint32_t>(arena_.size());
+        if (shared) {
+          size_t prev_off = str_off_[prev_new_];
+          arena_.resize(off + shared);
+          std::memcpy(arena_.data() + off, arena_.data() + prev_off, shared);
+        }
+        arena_.insert(arena_.end(), bytes.p, bytes.p + suffix);
+        bytes.p += suffix;
+        prev_new_ = static_cast<uint32_t>(str_off_.size());
+        str_off_.push_back(off);
+        str_len_.push_back(static_cast<uint32_t>(shared + suffix));
+        str_idx[i] = static_cast<int>(prev_new_);
+      } else {
+        uint64_t dist = v - 2;
+        if (dist >= str_off_.size()) return Fail("bad string back-reference");
+        str_idx[i] = static_cast<int>(str_off_.size() - 1 - dist);
+      }
+    } else {
+      int sec = (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kSecFds : kSecInts;
+      if (!get(sec, &v)) return Fail("argument section ends early");
+      a.i = UnZigZag(v);
+    }
+  }
+  // Views are made once the arena has stopped growing for this event.
+  for (int i = 0; i < spec->nargs; ++i)
+    if (str_idx[i] >= 0)
+      e->args[i].s = std::string_view(arena_.data() + str_off_[str_idx[i]], str_len_[str_idx[i]]);
+  int count_idx = spec->ret == Ret::kCount ? CountArgIndex(*spec) : -1;
+  e->ret = count_idx >= 0 ? static_cast<int64_t>(static_cast<uint64_t>(e->args[count_idx].i) -
+                                                 static_cast<uint64_t>(UnZigZag(r)))
+                          : UnZigZag(r);
+  ++index_;
+  return true;
+}
+
+// ---- MergedReader ----
+
+bool MergedReader::Later::operator()(const Live* a, const Live* b) const {
+  const Event& x = a->next;
+  const Event& y = b->next;
+  if (x.start_ns != y.start_ns) return x.start_ns > y.start_ns;
+  if (x.pid != y.pid) return x.pid > y.pid;
+  if (x.tid != y.tid) return x.tid > y.tid;
+  return a->chunk->sequence > b->chunk->sequence;
+}
+
+bool MergedReader::LoadChunk() {
+  auto live = std::make_unique<Live>();
+  live->chunk = std::make_unique<Chunk>();
+  for (;;) {
+    if (!reader_->NextChunk(live->chunk.get())) {
+      if (!reader_->status().ok()) status_ = reader_->status();
+      file_done_ = true;
+      return false;
+    }
+    if (live->chunk->meta.kind == ChunkKind::kEvents) break;
+  }
+  watermark_ns_ = static_cast<int64_t>(static_cast<uint64_t>(live->chunk->meta.watermark) *
+                                       reader_->time_unit_ns());
+  if (live->chunk->meta.watermark > INT64_MAX / static_cast<int64_t>(reader_->time_unit_ns()))
+    watermark_ns_ = INT64_MAX;
+  if (Status s = live->cursor.Init(live->chunk.get(), reader_->time_unit_ns()); !s.ok()) {
+    status_ = s;
+    return false;
+  }
+  Live* l = live.get();
+  live_.push_back(std::move(live));
+  max_live_ = std::max(max_live_, live_.size());
+  Advance(l);
+  return status_.ok();
+}
+
+bool MergedReader::Advance(Live* l) {
+  if (l->cursor.Next(&l->next)) {
+    heap_.push(l);
+    return true;
+  }
+  if (!l->cursor.status().ok()) status_ = l->cursor.status();
+  auto it = std::find_if(live_.begin(), live_.end(), [l](const auto& p) { return p.get() == l; });
+  if (it != live_.end()) {
+    std::swap(*it, live_.back());
+    live_.pop_back();
+  }
+  return false;
+}
+
+bool MergedReader::Next(Event* e) {
+  if (pending_) {
+    Live* l = pending_;
+    pending_ = nullptr;
+    Advance(l);
+  }
+  while (status_.ok()) {
+    if (!heap_.empty() && (file_done_ || heap_.top()->next.start_ns < watermark_ns_)) {
+      Live* l = heap_.top();
+      heap_.pop();
+      *e = l->next;
+      if (e->start_ns < last_emitted_) ++order_violations_;
+      last_emitted_ = std::max(last_emitted_, e->start_ns);
+      pending_ = l;
+      return true;
+    }
+    if (file_done_) return false;
+    LoadChunk();
+  }
+  return false;
+}
+
+}  // namespace iorr::trace
+

@@ -1,0 +1,72 @@
+// TraceWriter: the tools' way to write a trace (importers, tests, replay output). Routes events
+// to one ChunkEncoder per (pid, tid) stream, flushes full chunks with a watermark, and writes the
+// header and end records. Not thread-safe; one writer per file.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "traces/encoder.h"
+#include "traces/header.h"
+#include "traces/status.h"
+
+namespace iorr::trace {
+
+struct WriterOptions {
+  uint32_t time_unit_ns = 1000;
+  ChunkLimits limits;
+};
+
+class TraceWriter {
+ public:
+  // Creates (truncates) path, or writes to stdout for "-", and writes the header record.
+  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path, Header header,
+                                                     const WriterOptions& options);
+  ~TraceWriter();
+
+  // Adds an event to its (pid, tid) stream.
+  Status Add(const Event& e);
+  // The caller promises that no event added from now on starts before ns. Without promises a
+  // merged reader must hold the whole trace; keep them as tight as the source allows.
+  void Promise(int64_t ns) { promise_ = ns; }
+  // Flushes a stream's pending events and forgets it (a thread exited; its tid may be reused).
+  Status EndStream(uint32_t pid, uint32_t tid);
+  // A free-text note stored in the trace (record type 4).
+  Status AddNote(std::string_view text);
+  // Flushes everything and writes the end record. `incomplete`: the source lost events.
+  Status Close(uint64_t dropped_events = 0, bool incomplete = false);
+
+  uint64_t events() const { return events_; }
+  uint64_t chunks() const { return chunks_; }
+  uint64_t bytes() const { return bytes_; }
+  uint32_t time_unit_ns() const { return options_.time_unit_ns; }
+
+ private:
+  struct Stream {
+    uint64_t id = 0;
+    std::unique_ptr<ChunkEncoder> encoder;
+  };
+  TraceWriter(std::FILE* f, bool owned, const WriterOptions& options);
+  Status Write(const void* p, size_t n);
+  Status Flush(Stream& s);
+  int64_t Watermark(const Stream* except) const;
+
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+  bool closed_ = false;
+  WriterOptions options_;
+  std::map<std::pair<uint32_t, uint32_t>, Stream> streams_;
+  std::vector<std::unique_ptr<ChunkEncoder>> spare_;  // encoders of ended streams, for reuse
+  std::vector<uint8_t> out_;
+  uint64_t next_stream_id_ = 0;
+  int64_t promise_ = std::numeric_limits<int64_t>::min();
+  uint64_t events_ = 0, chunks_ = 0, bytes_ = 0;
+};
+
+}  // namespace iorr::trace

@@ -86,7 +86,7 @@ void ChunkEncoder::Reset() {
   strings_ = 0;
   prev_new_offset_ = prev_new_len_ = 0;
   events_ = 0;
-  first_start_u_ = last_start_u_ = prev_start_u_ = max_start_u_ = 0;
+  first_start_u_ = last_start_u_ = prev_start_u_ = max_start_u_ = min_start_u_ = 0;
 }
 
 void ChunkEncoder::Begin(uint64_t stream_id, uint32_t pid, uint32_t tid) {
@@ -167,12 +167,13 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
 
   int64_t start_u = ToUnits(e.start_ns, unit_);
   int64_t end_u = ToUnits(e.end_ns, unit_);
-  if (events_ == 0) first_start_u_ = prev_start_u_ = max_start_u_ = start_u;
+  if (events_ == 0) first_start_u_ = prev_start_u_ = max_start_u_ = min_start_u_ = start_u;
   sec_[kSecCalls].p = PutVarint(sec_[kSecCalls].p, spec->tag);
   sec_[kSecStarts].p = PutVarint(sec_[kSecStarts].p, Diff(start_u, prev_start_u_));
   sec_[kSecDurations].p = PutVarint(sec_[kSecDurations].p, Diff(end_u, start_u));
   prev_start_u_ = start_u;
   if (start_u > max_start_u_) max_start_u_ = start_u;
+  if (start_u < min_start_u_) min_start_u_ = start_u;
   int count_idx = spec->ret == Ret::kCount ? CountArgIndex(*spec) : -1;
   uint64_t ret = count_idx >= 0 ? Diff(e.args[count_idx].i, e.ret) : ZigZag(e.ret);
   sec_[kSecRets].p = PutVarint(sec_[kSecRets].p, ret);

@@ -39,12 +39,14 @@ class ChunkEncoder {
   void Begin(uint64_t stream_id, uint32_t pid, uint32_t tid);
 
   // Adds one event (its pid and tid are the stream's and are not read). kFull: nothing was
-  // added; Finish the chunk and Add again. kInvalid: an unknown call or a string over 64 KiB.
+  // added; Finish the chunk and Add again. kInvalid: an unknown call, or strings longer than a
+  // quarter of a section.
   AddResult Add(const Event& e);
 
   uint32_t events() const { return events_; }
   bool empty() const { return events_ == 0; }
-  int64_t first_start_ns() const { return first_start_u_ * static_cast<int64_t>(unit_); }
+  // The earliest start among the pending events (streams of imports may go back in time).
+  int64_t min_start_ns() const { return min_start_u_ * static_cast<int64_t>(unit_); }
 
   // Bytes Finish may write at most.
   size_t MaxOutputBytes() const;
@@ -93,7 +95,7 @@ class ChunkEncoder {
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;
   uint32_t events_ = 0;
-  int64_t first_start_u_ = 0, last_start_u_ = 0, prev_start_u_ = 0, max_start_u_ = 0;
+  int64_t first_start_u_ = 0, last_start_u_ = 0, prev_start_u_ = 0, max_start_u_ = 0, min_start_u_ = 0;
   ChunkMeta meta_{};
 };
 

@@ -93,13 +93,13 @@ Status TraceReader::ReadHeader() {
   if (rec[0] != static_cast<uint8_t>(RecordType::kHeader) ||
       std::memcmp(rec + 1, kFileMagic, sizeof(kFileMagic)) != 0)
     return Status::Error("not an iorr trace (bad magic)");
+  if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) return Status::Error("trace header checksum mismatch");
   uint16_t version = static_cast<uint16_t>(rec[1 + 8] | rec[1 + 9] << 8);
   if (version > kFormatVersion)
     return Status::Error("trace format version " + std::to_string(version) +
                          " is newer than this iorr reads (" + std::to_string(kFormatVersion) +
                          "); use a newer iorr");
   if (version == 0) return Status::Error("bad trace format version 0");
-  if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) return Status::Error("trace header checksum mismatch");
   ByteReader br(rec + 1 + 10, rec + size - 4);
   header_.core.version = version;
   uint64_t unit = br.Varint();
@@ -134,9 +134,16 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     const uint8_t* p = buf_.data() + begin_;
     uint64_t rec_offset = offset_;
     uint32_t magic = Le32(p), size = Le32(p + 4);
-    if ((magic & kSkippableMask) != kSkippableBase)
+    bool ours = magic == kSkippableMagic;
+    if ((magic & kSkippableMask) != kSkippableBase || (ours && (size < 5 || size > kMaxRecordBytes))) {
+      if (options_.salvage) {  // resynchronise at the next iorr record
+        if (!Resync()) return false;
+        continue;
+      }
+      if (ours) return Fail(rec_offset, "corrupt trace: bad record size");
       return Fail(rec_offset, magic == kZstdFrameMagic ? "zstd frame without a chunk record"
                                                        : "corrupt trace: bad frame magic");
+    }
     if (size > kMaxRecordBytes) return Fail(rec_offset, "corrupt trace: record too large");
     if (!Fill(8 + size)) {
       if (!status_.ok()) return false;
@@ -150,7 +157,7 @@ bool TraceReader::NextChunk(Chunk* chunk) {
       offset_ += n;
       info_.bytes = offset_;
     };
-    if (magic != kSkippableMagic || size < 5) {  // someone else's skippable frame
+    if (!ours) {  // someone else's skippable frame
       consume(8 + size);
       ++info_.skipped_records;
       continue;
@@ -230,6 +237,29 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     return true;
   }
   return false;
+}
+
+bool TraceReader::Resync() {
+  static const uint8_t kMagic[4] = {0x5E, 0x2A, 0x4D, 0x18};
+  ++info_.skipped_chunks;
+  for (;;) {
+    if (!Fill(8)) {
+      if (status_.ok()) info_.truncated_bytes = end_ - begin_;
+      return false;
+    }
+    const uint8_t* p = buf_.data() + begin_ + 1;
+    const uint8_t* last = buf_.data() + end_;
+    const uint8_t* hit = std::search(p, last, kMagic, kMagic + 4);
+    size_t skip = static_cast<size_t>(hit - (buf_.data() + begin_));
+    begin_ += skip;
+    offset_ += skip;
+    info_.bytes = offset_;
+    if (hit != last) return true;
+    if (eof_) {
+      info_.truncated_bytes = end_ - begin_;
+      return false;
+    }
+  }
 }
 
 std::string TraceReader::IntegrityWarning() const {
@@ -345,8 +375,7 @@ bool ChunkCursor::Next(Event* e) {
         auto& bytes = sec_[kSecStrBytes];
         if (shared > prev_len || suffix > static_cast<uint64_t>(bytes.end - bytes.p))
           return Fail("bad string reference");
-        if (arena_.size() + shared + suffix > (chunk_->raw.size() + 1024) * 16 ||
-            shared + suffix > (1u << 24))
+        if (arena_.size() + shared + suffix > kMaxChunkRawBytes || shared + suffix > (1u << 24))
           return Fail("strings too large");
         uint32_t off = static_cast<uint32_t>(arena_.size());
         if (shared) {
@@ -405,10 +434,8 @@ bool MergedReader::LoadChunk() {
     }
     if (live->chunk->meta.kind == ChunkKind::kEvents) break;
   }
-  watermark_ns_ = static_cast<int64_t>(static_cast<uint64_t>(live->chunk->meta.watermark) *
-                                       reader_->time_unit_ns());
-  if (live->chunk->meta.watermark > INT64_MAX / static_cast<int64_t>(reader_->time_unit_ns()))
-    watermark_ns_ = INT64_MAX;
+  const int64_t unit = reader_->time_unit_ns(), w = live->chunk->meta.watermark;
+  watermark_ns_ = w > INT64_MAX / unit ? INT64_MAX : w < INT64_MIN / unit ? INT64_MIN : w * unit;
   if (Status s = live->cursor.Init(live->chunk.get(), reader_->time_unit_ns()); !s.ok()) {
     status_ = s;
     return false;

@@ -66,6 +66,7 @@ class TraceReader {
   // Makes n bytes at the read position contiguous in buf_; false at EOF (short) or error.
   bool Fill(size_t n);
   bool Fail(uint64_t offset, const std::string& what);
+  bool Resync();  // salvage: skips to the next iorr record magic
   Status ReadHeader();
 
   int fd_ = -1;

@@ -45,8 +45,8 @@ Status TraceWriter::Write(const void* p, size_t n) {
 int64_t TraceWriter::Watermark(const Stream* except) const {
   int64_t w = promise_;
   for (const auto& [key, s] : streams_)
-    if (&s != except && !s.encoder->empty() && s.encoder->first_start_ns() < w)
-      w = s.encoder->first_start_ns();
+    if (&s != except && !s.encoder->empty() && s.encoder->min_start_ns() < w)
+      w = s.encoder->min_start_ns();
   return w;
 }
 
@@ -113,7 +113,7 @@ Status TraceWriter::Close(uint64_t dropped_events, bool incomplete) {
     Stream* next = nullptr;
     for (auto& [key, s] : streams_)
       if (!s.encoder->empty() &&
-          (next == nullptr || s.encoder->first_start_ns() < next->encoder->first_start_ns()))
+          (next == nullptr || s.encoder->min_start_ns() < next->encoder->min_start_ns()))
         next = &s;
     if (next == nullptr) break;
     if (Status st = Flush(*next); !st.ok()) return st;

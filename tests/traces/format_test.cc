@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/crc32c.h"
 #include "traces/reader.h"
 #include "traces/writer.h"
 
@@ -291,7 +292,10 @@ TEST(TraceFormat, BadMagicAndNewerVersionAreRefused) {
 
   std::string good = ReadAll(WriteTrace("ver", MakeEvents(10, 1000, 1), 1000));
   std::string newer = good;
-  newer[8 + 1 + 8] = 2;  // version low byte
+  newer[8 + 1 + 8] = 2;  // version low byte; then re-seal the header's CRC
+  uint32_t size = static_cast<uint8_t>(newer[4]) | static_cast<uint8_t>(newer[5]) << 8;
+  uint32_t crc = Crc32c(newer.data() + 8, size - 4);
+  for (int i = 0; i < 4; ++i) newer[8 + size - 4 + i] = static_cast<char>(crc >> (8 * i));
   WriteAll(path, newer);
   r = TraceReader::Open(path);
   ASSERT_FALSE(r.ok());
@@ -339,6 +343,71 @@ TEST(TraceFormat, RandomByteFlipsNeverCrash) {
     salvage.salvage = true;
     ReadMerged(path, &st, salvage);
   }
+}
+
+TEST(TraceFormat, WithoutPromisesMergedOrderIsStillExact) {
+  for (uint32_t unit : {1u, 1000u}) {
+    auto events = MakeEvents(3000, unit, 11);
+    std::string path = TempPath("nopromise");
+    WriterOptions opt;
+    opt.time_unit_ns = unit;
+    opt.limits.max_events = 100;
+    auto w = TraceWriter::Create(path, Header{}, opt);
+    ASSERT_TRUE(w.ok());
+    for (const auto& o : events) ASSERT_TRUE((*w)->Add(View(o)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+    auto r = TraceReader::Open(path);
+    ASSERT_TRUE(r.ok());
+    MergedReader m(r->get());
+    Event e;
+    size_t n = 0;
+    while (m.Next(&e)) ++n;
+    EXPECT_EQ(n, events.size());
+    EXPECT_EQ(m.order_violations(), 0u) << "unit " << unit;
+  }
+}
+
+TEST(TraceFormat, LongPathsSharingPrefixesReadBack) {
+  std::vector<Owned> events;
+  std::string base(1000, 'd');
+  for (int i = 0; i < 2000; ++i) {
+    Owned o;
+    o.e.call = CallId::stat;
+    o.e.pid = o.e.tid = 7;
+    o.e.start_ns = i * 1000;
+    o.e.end_ns = i * 1000;
+    o.s[0] = base + "/" + std::to_string(i);
+    events.push_back(o);
+  }
+  Status st;
+  auto back = ReadMerged(WriteTrace("longpaths", events, 1000), &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(back.size(), events.size());
+  EXPECT_EQ(back[1999].s[0], events[1999].s[0]);
+}
+
+TEST(TraceFormat, SalvageGetsPastADamagedChunkRecord) {
+  ChunkLimits small;
+  small.max_events = 1000;
+  auto events = MakeEvents(10000, 1000, 13);
+  std::string path = WriteTrace("badrecord", events, 1000, small);
+  // Find the second chunk record and damage a byte inside it.
+  auto r = TraceReader::Open(path);
+  ASSERT_TRUE(r.ok());
+  Chunk c;
+  ASSERT_TRUE((*r)->NextChunk(&c));
+  ASSERT_TRUE((*r)->NextChunk(&c));
+  std::string data = ReadAll(path);
+  data[c.offset + 12] ^= 0x20;
+  WriteAll(path, data);
+  Status st;
+  ReadMerged(path, &st);
+  EXPECT_FALSE(st.ok());
+  TraceReader::Options salvage;
+  salvage.salvage = true;
+  auto back = ReadMerged(path, &st, salvage);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(back.size(), events.size() - c.meta.events);
 }
 
 TEST(TraceFormat, NotesAreKept) {

@@ -52,16 +52,21 @@ int64_t TraceWriter::Watermark(const Stream* except) const {
 
 Status TraceWriter::Flush(Stream& s) {
   if (s.encoder->empty()) return {};
-  out_.resize(s.encoder->MaxOutputBytes());
-  size_t n = s.encoder->Finish(Watermark(&s), out_.data(), out_.size());
+  size_t need = s.encoder->MaxOutputBytes();
+  if (out_cap_ < need) {
+    out_.reset(new uint8_t[need]);
+    out_cap_ = need;
+  }
+  size_t n = s.encoder->Finish(Watermark(&s), out_.get(), out_cap_);
   if (n == 0) return Status::Error("chunk compression failed");
   ++chunks_;
-  return Write(out_.data(), n);
+  return Write(out_.get(), n);
 }
 
 Status TraceWriter::Add(const Event& e) {
   auto key = std::make_pair(e.pid, e.tid);
-  auto it = streams_.find(key);
+  // Consecutive events mostly come from the same thread: skip the map lookup then.
+  auto it = last_ != streams_.end() && last_->first == key ? last_ : streams_.find(key);
   if (it == streams_.end()) {
     Stream s;
     s.id = next_stream_id_++;
@@ -76,6 +81,7 @@ Status TraceWriter::Add(const Event& e) {
     s.encoder->Begin(s.id, e.pid, e.tid);
     it = streams_.emplace(key, std::move(s)).first;
   }
+  last_ = it;
   ChunkEncoder& enc = *it->second.encoder;
   auto r = enc.Add(e);
   if (r == ChunkEncoder::AddResult::kFull) {
@@ -94,6 +100,7 @@ Status TraceWriter::EndStream(uint32_t pid, uint32_t tid) {
   Status st = Flush(it->second);
   spare_.push_back(std::move(it->second.encoder));
   streams_.erase(it);
+  last_ = streams_.end();
   return st;
 }
 

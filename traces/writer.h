@@ -62,8 +62,10 @@ class TraceWriter {
   bool closed_ = false;
   WriterOptions options_;
   std::map<std::pair<uint32_t, uint32_t>, Stream> streams_;
+  std::map<std::pair<uint32_t, uint32_t>, Stream>::iterator last_ = streams_.end();
   std::vector<std::unique_ptr<ChunkEncoder>> spare_;  // encoders of ended streams, for reuse
-  std::vector<uint8_t> out_;
+  std::unique_ptr<uint8_t[]> out_;  // uninitialised: only the bytes written are touched
+  size_t out_cap_ = 0;
   uint64_t next_stream_id_ = 0;
   int64_t promise_ = std::numeric_limits<int64_t>::min();
   uint64_t events_ = 0, chunks_ = 0, bytes_ = 0;

@@ -1,0 +1,61 @@
+// Shared pieces of the iorr command: subcommand registration, exit codes, errors and progress.
+// Used from the main thread only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace iorr::cli {
+
+// Exit codes (DESIGN.md): 0 success, 1 the workload itself failed, 2 bad input.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitWorkloadFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+// Thrown by subcommands for bad input; main prints "iorr: <what>" and exits with `code`.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what, int code = kExitBadInput)
+      : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+// A subcommand's action returns the process exit code.
+using Action = std::function<int()>;
+
+// Each subcommand file defines one of these; main.cc calls them all.
+void RegisterDump(CLI::App& app, Action* action);
+void RegisterStats(CLI::App& app, Action* action);
+// `import` has one sub-subcommand per source format; `import` is the parent CLI::App.
+void RegisterImportStrace(CLI::App& import, Action* action);
+void RegisterImportJsonl(CLI::App& import, Action* action);
+
+// Progress on stderr for work longer than a second, only when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(std::string what, uint64_t total = 0);
+  ~Progress();
+  void Update(uint64_t done);  // cheap: checks the clock every 64k calls at most
+  void Done();
+
+ private:
+  std::string what_;
+  uint64_t total_;
+  bool enabled_;
+  bool shown_ = false;
+  uint32_t calls_ = 0;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// "1,234,567"
+std::string Thousands(uint64_t v);
+
+}  // namespace iorr::cli

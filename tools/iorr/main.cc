@@ -1,0 +1,85 @@
+// The iorr command: one CLI11 subcommand per file in this folder. Exceptions stop here:
+// one line on stderr and the exit code of DESIGN.md.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "tools/iorr/cli.h"
+
+namespace iorr::cli {
+
+Progress::Progress(std::string what, uint64_t total)
+    : what_(std::move(what)), total_(total), enabled_(isatty(2) == 1) {
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+Progress::~Progress() { Done(); }
+
+void Progress::Update(uint64_t done) {
+  if (!enabled_ || (++calls_ & 0xffff) != 0) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200))
+    return;
+  last_ = now;
+  shown_ = true;
+  if (total_)
+    std::fprintf(stderr, "\r%s: %3.0f%%", what_.c_str(), 100.0 * static_cast<double>(done) / total_);
+  else
+    std::fprintf(stderr, "\r%s: %s", what_.c_str(), Thousands(done).c_str());
+  std::fflush(stderr);
+}
+
+void Progress::Done() {
+  if (shown_) std::fprintf(stderr, "\r\033[K");
+  shown_ = false;
+}
+
+std::string Thousands(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+}  // namespace iorr::cli
+
+int main(int argc, char** argv) {
+  using namespace iorr::cli;
+  CLI::App app{
+      "iorr: record the file-system calls of a program, replay them on another file system, and\n"
+      "model what they would cost on another disk.\n\n"
+      "Exit status: 0 success, 1 the workload failed (replay mismatches), 2 bad input."};
+  app.set_version_flag("--version", "iorr 0.1.0 (trace format 1)");
+  app.require_subcommand(1);
+  Action action;
+  RegisterDump(app, &action);
+  RegisterStats(app, &action);
+  CLI::App* import = app.add_subcommand(
+      "import", "Make a trace from another tool's output (strace logs, JSON lines).");
+  import->require_subcommand(1);
+  RegisterImportStrace(*import, &action);
+  RegisterImportJsonl(*import, &action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "iorr: " << e.what() << " (see iorr --help)\n";
+    return kExitBadInput;
+  }
+  try {
+    return action ? action() : kExitOk;
+  } catch (const Error& e) {
+    std::cout.flush();
+    std::cerr << "iorr: " << e.what() << "\n";
+    return e.code();
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "iorr: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+}

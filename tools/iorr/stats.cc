@@ -1,0 +1,190 @@
+// `iorr stats TRACE`: what a trace holds — events per call, bytes, processes, threads, files,
+// duration, and how compactly it is stored. Reads chunks in file order (no merge needed).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "tools/iorr/cli.h"
+#include "traces/json.h"
+#include "traces/names.h"
+#include "traces/reader.h"
+
+namespace iorr::cli {
+namespace {
+
+struct Options {
+  std::string trace;
+  bool json = false;
+  bool salvage = false;
+};
+
+int Run(const Options& o) {
+  auto opened = trace::TraceReader::Open(o.trace, {o.salvage});
+  if (!opened.ok()) throw Error(opened.status().message());
+  trace::TraceReader& r = **opened;
+  struct stat st {};
+  uint64_t file_bytes = ::stat(o.trace.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+
+  uint64_t per_tag[trace::kMaxTag + 1] = {};
+  std::map<int64_t, uint64_t> other_nr;  // calls outside the table, by syscall number
+  std::map<int, uint64_t> errors;
+  std::unordered_set<std::string_view> files;
+  std::vector<std::unique_ptr<std::string>> file_store;  // files owns no memory of its own
+  std::set<uint32_t> pids;
+  std::set<std::pair<uint32_t, uint32_t>> threads;
+  uint64_t events = 0, chunks = 0, bytes_read = 0, bytes_written = 0;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+
+  Progress progress("reading", file_bytes);
+  trace::Chunk chunk;
+  trace::ChunkCursor cursor;
+  trace::Event e;
+  while (r.NextChunk(&chunk)) {
+    ++chunks;
+    progress.Update(r.info().bytes);
+    if (chunk.meta.kind != trace::ChunkKind::kEvents) continue;
+    pids.insert(chunk.meta.pid);
+    threads.insert({chunk.meta.pid, chunk.meta.tid});
+    if (Status s = cursor.Init(&chunk, r.time_unit_ns()); !s.ok()) throw Error(o.trace + ": " + s.message());
+    while (cursor.Next(&e)) {
+      const trace::CallSpec& spec = e.spec();
+      ++per_tag[spec.tag];
+      if (e.call == trace::CallId::other) ++other_nr[e.args[0].i];
+      if (e.failed()) ++errors[e.err()];
+      first = std::min(first, e.start_ns);
+      last = std::max(last, e.end_ns);
+      if (e.ret > 0) {
+        if (spec.effect == trace::Effect::kRead) bytes_read += static_cast<uint64_t>(e.ret);
+        if (spec.effect == trace::Effect::kWrite) bytes_written += static_cast<uint64_t>(e.ret);
+        if (spec.effect == trace::Effect::kCopy) {
+          bytes_read += static_cast<uint64_t>(e.ret);
+          bytes_written += static_cast<uint64_t>(e.ret);
+        }
+      }
+      for (int i = 0; i < spec.nargs; ++i) {
+        if (spec.args[i].kind != trace::ArgKind::kPath || e.args[i].null) continue;
+        if (files.find(e.args[i].s) == files.end()) {
+          file_store.push_back(std::make_unique<std::string>(e.args[i].s));
+          files.insert(*file_store.back());
+        }
+      }
+      ++events;
+    }
+    if (!cursor.status().ok()) throw Error(o.trace + ": " + cursor.status().message());
+  }
+  progress.Done();
+  if (!r.status().ok()) throw Error(o.trace + ": " + r.status().message());
+  std::string warning = r.IntegrityWarning();
+
+  // Calls by name, most frequent first.
+  std::vector<std::pair<std::string, uint64_t>> calls;
+  for (const auto& c : trace::kCalls)
+    if (per_tag[c.tag] && c.tag != static_cast<uint16_t>(trace::CallId::other))
+      calls.emplace_back(std::string(c.name), per_tag[c.tag]);
+  for (const auto& [nr, n] : other_nr) {
+    std::string_view name = trace::SyscallName(static_cast<int>(nr));
+    calls.emplace_back(name.empty() ? "syscall_" + std::to_string(nr) : std::string(name), n);
+  }
+  std::sort(calls.begin(), calls.end(),
+            [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  int64_t duration = events ? last - first : 0;
+  double per_event = events ? static_cast<double>(file_bytes) / static_cast<double>(events) : 0;
+
+  std::string out;
+  char buf[256];
+  if (o.json) {
+    out += "{\"trace\":";
+    AppendJsonString(out, o.trace);
+    std::snprintf(buf, sizeof buf,
+                  ",\"format_version\":%u,\"time_unit_ns\":%u,\"events\":%llu,\"chunks\":%llu,"
+                  "\"processes\":%zu,\"threads\":%zu,\"files_touched\":%zu,\"duration_ns\":%lld,"
+                  "\"bytes_read\":%llu,\"bytes_written\":%llu,\"trace_bytes\":%llu,"
+                  "\"trace_bytes_per_event\":%.3f,\"source\":",
+                  r.header().core.version, r.time_unit_ns(), (unsigned long long)events,
+                  (unsigned long long)chunks, pids.size(), threads.size(), files.size(),
+                  (long long)duration, (unsigned long long)bytes_read,
+                  (unsigned long long)bytes_written, (unsigned long long)file_bytes, per_event);
+    out += buf;
+    AppendJsonString(out, r.header().Get(trace::key::kSource));
+    out += ",\"calls\":{";
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (i) out += ",";
+      AppendJsonString(out, calls[i].first);
+      out += ":" + std::to_string(calls[i].second);
+    }
+    out += "},\"errors\":{";
+    bool comma = false;
+    for (const auto& [err, n] : errors) {
+      if (comma) out += ",";
+      comma = true;
+      std::string_view name = trace::ErrnoName(err);
+      AppendJsonString(out, name.empty() ? std::to_string(err) : std::string(name));
+      out += ":" + std::to_string(n);
+    }
+    out += "},\"integrity\":";
+    if (warning.empty())
+      out += "null";
+    else
+      AppendJsonString(out, warning);
+    out += ",\"notes\":[";
+    for (size_t i = 0; i < r.info().notes.size(); ++i) {
+      if (i) out += ",";
+      AppendJsonString(out, r.info().notes[i]);
+    }
+    out += "]}\n";
+  } else {
+    std::snprintf(buf, sizeof buf, "trace        %s (format %u, %u ns resolution, source %s)\n",
+                  o.trace.c_str(), r.header().core.version, r.time_unit_ns(),
+                  std::string(r.header().Get(trace::key::kSource)).c_str());
+    out += buf;
+    out += "events       " + Thousands(events) + " in " + Thousands(chunks) + " chunks\n";
+    std::snprintf(buf, sizeof buf, "duration     %.6f s\n", static_cast<double>(duration) / 1e9);
+    out += buf;
+    out += "processes    " + Thousands(pids.size()) + "\nthreads      " + Thousands(threads.size()) +
+           "\nfiles        " + Thousands(files.size()) + " distinct paths\n";
+    out += "bytes read   " + Thousands(bytes_read) + "\nbytes written " + Thousands(bytes_written) + "\n";
+    std::snprintf(buf, sizeof buf, "trace size   %s bytes, %.2f bytes/event\n",
+                  Thousands(file_bytes).c_str(), per_event);
+    out += buf;
+    out += "calls\n";
+    for (const auto& [name, n] : calls) {
+      std::snprintf(buf, sizeof buf, "  %-20s %12s\n", name.c_str(), Thousands(n).c_str());
+      out += buf;
+    }
+    if (!errors.empty()) {
+      out += "errors\n";
+      for (const auto& [err, n] : errors) {
+        std::string_view name = trace::ErrnoName(err);
+        std::snprintf(buf, sizeof buf, "  %-20s %12s\n",
+                      name.empty() ? std::to_string(err).c_str() : std::string(name).c_str(),
+                      Thousands(n).c_str());
+        out += buf;
+      }
+    }
+    for (const auto& note : r.info().notes) out += "note: " + note + "\n";
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!warning.empty()) std::fprintf(stderr, "iorr: warning: %s: %s\n", o.trace.c_str(), warning.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterStats(CLI::App& app, Action* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "stats", "Summarise a trace: events per call, bytes read and written, processes, threads,\n"
+               "files touched, duration and trace bytes per event.");
+  sub->add_option("trace", o->trace, "Trace file (- for stdin)")->required();
+  sub->add_flag("--json", o->json, "One JSON object instead of text");
+  sub->add_flag("--salvage", o->salvage, "Skip damaged chunks instead of failing");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace iorr::cli

@@ -14,6 +14,7 @@ struct Arg {
   int64_t i = 0;          // integer value (kinds stored as integers)
   std::string_view s;     // string value (kPath, kStr)
   bool null = false;      // string kinds: the pointer was NULL
+  uint32_t string_id = 0; // decoded string kinds: 1 + index in the chunk's string table
 };
 
 struct Event {

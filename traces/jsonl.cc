@@ -19,14 +19,20 @@ inline void AppendInt(std::string& out, int64_t v) {
   out.append(buf, static_cast<size_t>(r.ptr - buf));
 }
 
-// AppendJsonString with a fast path for the common all-plain-ASCII string.
-inline void AppendJsonStr(std::string& out, std::string_view s) {
+// True when AppendJsonString would copy s unchanged (printable ASCII, no '"' or '\\').
+bool Plain(std::string_view s) {
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      AppendJsonString(out, s);
-      return;
-    }
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+// AppendJsonString with a fast path for the common plain string.
+inline void AppendJsonStr(std::string& out, std::string_view s) {
+  if (!Plain(s)) {
+    AppendJsonString(out, s);
+    return;
   }
   out.push_back('"');
   out.append(s);
@@ -212,15 +218,14 @@ void WriteEventJson(Sink& out, const Event& e) {
   out.Lit("}}");
 }
 
-bool Plain(std::string_view s) {
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return false;
-  }
-  return true;
-}
-
 }  // namespace
+
+void AppendCallName(std::string& out, const Event& e) {
+  if (e.call == CallId::other)
+    AppendOtherName(out, e.args[0].i);
+  else
+    out.append(e.spec().name);
+}
 
 void AppendEventJson(std::string& out, const Event& e) {
   // Fast path: build the line in a stack buffer and append it at once. Taken when no string

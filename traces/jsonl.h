@@ -34,6 +34,11 @@ namespace iorr::trace {
 // JSON strings, NULL strings as null.
 void AppendEventJson(std::string& out, const Event& e);
 
+// The name an event's call is shown under (dump, JSON lines): the table name; for
+// CallId::other the syscall's name, or "syscall_N" when that is unknown or names a table call
+// (which would read back as that call).
+void AppendCallName(std::string& out, const Event& e);
+
 // {"iorr_header":{...}} as above (no newline); fields keep their order.
 void AppendHeaderJson(std::string& out, const Header& h);
 

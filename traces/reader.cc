@@ -271,7 +271,7 @@ std::string TraceReader::IntegrityWarning() const {
     w = "trace has no end record: the recording did not finish cleanly";
   else if (info_.end.flags & 1)
     w = "trace is marked incomplete: " + std::to_string(info_.end.dropped_events) +
-        " events were lost while recording";
+        " events could not be stored (see the trace notes)";
   if (info_.skipped_chunks)
     w += (w.empty() ? "" : "; ") + std::to_string(info_.skipped_chunks) + " damaged chunks skipped";
   return w;
@@ -402,8 +402,10 @@ bool ChunkCursor::Next(Event* e) {
   }
   // Views are made once the arena has stopped growing for this event.
   for (int i = 0; i < spec->nargs; ++i)
-    if (str_idx[i] >= 0)
+    if (str_idx[i] >= 0) {
       e->args[i].s = std::string_view(arena_.data() + str_off_[str_idx[i]], str_len_[str_idx[i]]);
+      e->args[i].string_id = static_cast<uint32_t>(str_idx[i]) + 1;
+    }
   int count_idx = spec->ret == Ret::kCount ? CountArgIndex(*spec) : -1;
   e->ret = count_idx >= 0 ? static_cast<int64_t>(static_cast<uint64_t>(e->args[count_idx].i) -
                                                  static_cast<uint64_t>(UnZigZag(r)))

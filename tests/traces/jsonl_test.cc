@@ -199,6 +199,14 @@ TEST(Jsonl, EventJsonShape) {
             "{\"pid\":7,\"tid\":8,\"call\":\"openat\",\"start_ns\":1000,\"end_ns\":3000,\"ret\":-1,"
             "\"errno\":\"ENOENT\",\"args\":{\"dirfd\":-100,\"path\":\"a\\\"b\\u00ff\",\"flags\":65,"
             "\"mode\":420}}");
+  // The same event with a path that needs no escapes (AppendEventJson's buffered path).
+  e.args[1].s = "a/b";
+  e.ret = 3;
+  s.clear();
+  AppendEventJson(s, e);
+  EXPECT_EQ(s,
+            "{\"pid\":7,\"tid\":8,\"call\":\"openat\",\"start_ns\":1000,\"end_ns\":3000,\"ret\":3,"
+            "\"errno\":null,\"args\":{\"dirfd\":-100,\"path\":\"a/b\",\"flags\":65,\"mode\":420}}");
   // kBuf arguments are left out; a null path is null; an errno without a name is a number.
   Event f;
   f.call = CallId::stat;

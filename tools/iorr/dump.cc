@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <charconv>
-#include <climits>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -89,18 +88,6 @@ void AppendEscaped(std::string& out, std::string_view s) {
   }
 }
 
-// The name a CallId::other event is printed with (as AppendEventJson names it).
-void AppendOtherName(std::string& out, int64_t nr) {
-  std::string_view n =
-      nr >= INT_MIN && nr <= INT_MAX ? trace::SyscallName(static_cast<int>(nr)) : "";
-  if (n.empty() || trace::SpecByName(n) != nullptr) {
-    out += "syscall_";
-    AppendInt(out, nr);
-  } else {
-    out.append(n);
-  }
-}
-
 // One event in strace's shape:
 //   [pid tid] 12.000123 openat(AT_FDCWD, "a/b", O_WRONLY|O_CREAT, 0644) = 3 <0.000012>
 void AppendEventText(std::string& out, const trace::Event& e, int decimals) {
@@ -112,11 +99,10 @@ void AppendEventText(std::string& out, const trace::Event& e, int decimals) {
   out += "] ";
   AppendSeconds(out, e.start_ns, decimals);
   out.push_back(' ');
+  trace::AppendCallName(out, e);
   if (e.call == trace::CallId::other) {
-    AppendOtherName(out, e.args[0].i);
     out += "(...)";
   } else {
-    out.append(spec.name);
     out.push_back('(');
     for (int i = 0; i < spec.nargs; ++i) {
       if (i) out += ", ";

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -34,8 +35,13 @@ int Run(const Options& o) {
   uint64_t per_tag[trace::kMaxTag + 1] = {};
   std::map<int64_t, uint64_t> other_nr;  // calls outside the table, by syscall number
   std::map<int, uint64_t> errors;
+  // Distinct paths: each chunk's string table already dedupes within the chunk, so only a
+  // string's first use in a chunk goes to the global set. Names live in 1 MiB blocks.
   std::unordered_set<std::string_view> files;
-  std::vector<std::unique_ptr<std::string>> file_store;  // files owns no memory of its own
+  files.reserve(1 << 16);
+  std::vector<std::unique_ptr<char[]>> blocks;
+  size_t block_used = 0, block_size = 0;
+  std::vector<uint8_t> seen_in_chunk;
   std::set<uint32_t> pids;
   std::set<std::pair<uint32_t, uint32_t>> threads;
   uint64_t events = 0, chunks = 0, bytes_read = 0, bytes_written = 0;
@@ -52,6 +58,7 @@ int Run(const Options& o) {
     pids.insert(chunk.meta.pid);
     threads.insert({chunk.meta.pid, chunk.meta.tid});
     if (Status s = cursor.Init(&chunk, r.time_unit_ns()); !s.ok()) throw Error(o.trace + ": " + s.message());
+    seen_in_chunk.clear();
     while (cursor.Next(&e)) {
       const trace::CallSpec& spec = e.spec();
       ++per_tag[spec.tag];
@@ -69,10 +76,21 @@ int Run(const Options& o) {
       }
       for (int i = 0; i < spec.nargs; ++i) {
         if (spec.args[i].kind != trace::ArgKind::kPath || e.args[i].null) continue;
-        if (files.find(e.args[i].s) == files.end()) {
-          file_store.push_back(std::make_unique<std::string>(e.args[i].s));
-          files.insert(*file_store.back());
+        uint32_t id = e.args[i].string_id;
+        if (id >= seen_in_chunk.size()) seen_in_chunk.resize(id + 1024);
+        if (seen_in_chunk[id]) continue;
+        seen_in_chunk[id] = 1;
+        std::string_view s = e.args[i].s;
+        if (files.find(s) != files.end()) continue;
+        if (block_size - block_used < s.size()) {
+          block_size = std::max<size_t>(1 << 20, s.size());
+          blocks.push_back(std::make_unique<char[]>(block_size));
+          block_used = 0;
         }
+        char* copy = blocks.back().get() + block_used;
+        std::memcpy(copy, s.data(), s.size());
+        block_used += s.size();
+        files.insert(std::string_view(copy, s.size()));
       }
       ++events;
     }

@@ -24,10 +24,17 @@ inline void AppendJsonString(std::string& out, std::string_view s) {
     } else if (c == '\t') {
       out += "\\t";
     } else {
-      // Pass well-formed multi-byte UTF-8 sequences through; escape everything else.
-      size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+      // Pass well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF)
+      // through; escape everything else.
+      size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
       bool valid = len > 0 && i + len <= s.size();
-      for (size_t k = 1; valid && k < len; ++k)
+      if (valid) {  // the second byte's range depends on the first
+        auto c1 = static_cast<unsigned char>(s[i + 1]);
+        unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+        valid = c1 >= lo && c1 <= hi;
+      }
+      for (size_t k = 2; valid && k < len; ++k)
         valid = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
       if (valid) {
         out.append(s.data() + i, len);

@@ -30,7 +30,8 @@ class TraceWriter {
                                                      const WriterOptions& options);
   ~TraceWriter();
 
-  // Adds an event to its (pid, tid) stream.
+  // Adds an event to its (pid, tid) stream. A thread's events should come in start order: a
+  // chunk keeps them as added, so one that goes back in time is read back out of time order.
   Status Add(const Event& e);
   // The caller promises that no event added from now on starts before ns. Without promises a
   // merged reader must hold the whole trace; keep them as tight as the source allows.

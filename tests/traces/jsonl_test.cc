@@ -571,3 +571,15 @@ TEST(Jsonl, StringsStayValidUntilTheNextLine) {
 
 }  // namespace
 }  // namespace iorr::trace
+
+// Output stays valid UTF-8: only well-formed sequences pass through raw.
+TEST(JsonString, EscapesEveryByteThatIsNotWellFormedUtf8) {
+  EXPECT_EQ(iorr::JsonString("a\xc3\xa9"), "\"a\xc3\xa9\"");
+  EXPECT_EQ(iorr::JsonString("\xe2\x82\xac"), "\"\xe2\x82\xac\"");
+  EXPECT_EQ(iorr::JsonString("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
+  EXPECT_EQ(iorr::JsonString("\xe0\x80\x80"), "\"\\u00e0\\u0080\\u0080\"");  // overlong
+  EXPECT_EQ(iorr::JsonString("\xed\xa0\x80"), "\"\\u00ed\\u00a0\\u0080\"");  // surrogate
+  EXPECT_EQ(iorr::JsonString("\xf4\x90\x80\x80"), "\"\\u00f4\\u0090\\u0080\\u0080\"");  // > U+10FFFF
+  EXPECT_EQ(iorr::JsonString("\xff"), "\"\\u00ff\"");
+  EXPECT_EQ(iorr::JsonString("\xc3"), "\"\\u00c3\"");  // cut short
+}

@@ -1,6 +1,7 @@
 // ChunkEncoder; see encoder.h. No exceptions, no allocation after Init.
 #include "traces/encoder.h"
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: a compressor that never allocates
 #include <zstd.h>
 
 #include <cstdlib>
@@ -45,7 +46,7 @@ constexpr size_t kPrefixBytes = 1 + kNumSections * kMaxVarintBytes;
 
 ChunkEncoder::~ChunkEncoder() {
   std::free(memory_);
-  if (cctx_) ZSTD_freeCCtx(cctx_);
+  std::free(zstd_workspace_);  // a static CCtx lives inside its workspace: no ZSTD_freeCCtx
 }
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
@@ -71,7 +72,11 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
   slots_ = reinterpret_cast<Slot*>(p);
   slot_mask_ = static_cast<uint32_t>(nslots - 1);
   std::memset(slots_, 0, nslots * sizeof(Slot));
-  cctx_ = ZSTD_createCCtx();
+  // All of zstd's memory, taken now: a static context fails rather than allocates.
+  zstd_workspace_bytes_ = ZSTD_estimateCStreamSize(limits.zstd_level);
+  zstd_workspace_ = std::malloc(zstd_workspace_bytes_);
+  if (!zstd_workspace_) return false;
+  cctx_ = ZSTD_initStaticCCtx(zstd_workspace_, zstd_workspace_bytes_);
   if (!cctx_) return false;
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, limits.zstd_level);
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);

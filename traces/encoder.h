@@ -91,6 +91,8 @@ class ChunkEncoder {
   uint32_t strings_ = 0;
   uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
   ZSTD_CCtx* cctx_ = nullptr;
+  void* zstd_workspace_ = nullptr;
+  size_t zstd_workspace_bytes_ = 0;
 
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;

@@ -50,7 +50,9 @@ ChunkEncoder::~ChunkEncoder() {
 }
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
+  // Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit.
   if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
+      limits.section_bytes > kMaxChunkStringBytes ||
       limits.max_strings == 0)
     return false;
   limits_ = limits;

@@ -40,6 +40,7 @@ constexpr bool ValidTimeUnit(uint64_t ns) { return ns == 1 || ns == 10 || ns == 
 inline constexpr uint64_t kMaxRecordBytes = 16u << 20;     // one skippable frame's payload
 inline constexpr uint64_t kMaxChunkRawBytes = 256u << 20;  // one chunk's decompressed payload
 inline constexpr uint64_t kMaxChunkEvents = 1u << 24;
+inline constexpr uint64_t kMaxChunkStringBytes = 64u << 20;  // decoded strings of one chunk
 
 // Sections of an events chunk's payload, in order.
 enum Section : uint8_t {

@@ -2,6 +2,7 @@
 #include "traces/reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -34,7 +35,9 @@ Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path, 
     if (r->fd_ < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
     r->own_fd_ = true;
   }
-  r->buf_.resize(1 << 20);
+  r->buf_.resize(64 << 10);
+  struct stat st {};
+  if (::fstat(r->fd_, &st) == 0 && S_ISREG(st.st_mode)) r->file_size_ = static_cast<uint64_t>(st.st_size);
   r->dctx_ = ZSTD_createDCtx();
   if (Status s = r->ReadHeader(); !s.ok()) return Status::Error(path + ": " + s.message());
   return r;
@@ -52,6 +55,8 @@ bool TraceReader::Fill(size_t n) {
     end_ -= begin_;
     begin_ = 0;
   }
+  // A claimed size past the end of a regular file is a truncation: don't allocate for it.
+  if (file_size_ && offset_ + n > file_size_) n = static_cast<size_t>(file_size_ - offset_) + 1;
   if (buf_.size() < n) buf_.resize(std::max(n, buf_.size() * 2));
   while (end_ < n && !eof_) {
     ssize_t got = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
@@ -307,14 +312,18 @@ Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
     Fail("bad section count");
     return status_;
   }
-  uint64_t lens[64];
+  uint64_t lens[64] = {};
   uint64_t total = 0;
   for (uint64_t i = 0; i < n; ++i) {
     lens[i] = br.Varint();
+    // Each length is at most the payload, so the sum of at most 64 cannot wrap.
+    if (!br.ok() || lens[i] > chunk->raw.size()) {
+      Fail("bad section sizes");
+      return status_;
+    }
     total += lens[i];
-    if (lens[i] > chunk->raw.size()) break;
   }
-  if (!br.ok() || total != br.remaining()) {
+  if (total != br.remaining()) {
     Fail("bad section sizes");
     return status_;
   }
@@ -375,7 +384,7 @@ bool ChunkCursor::Next(Event* e) {
         auto& bytes = sec_[kSecStrBytes];
         if (shared > prev_len || suffix > static_cast<uint64_t>(bytes.end - bytes.p))
           return Fail("bad string reference");
-        if (arena_.size() + shared + suffix > kMaxChunkRawBytes || shared + suffix > (1u << 24))
+        if (arena_.size() + shared + suffix > kMaxChunkStringBytes || shared + suffix > (1u << 24))
           return Fail("strings too large");
         uint32_t off = static_cast<uint32_t>(arena_.size());
         if (shared) {

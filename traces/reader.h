@@ -77,6 +77,7 @@ class TraceReader {
   size_t begin_ = 0, end_ = 0;  // unread bytes in buf_
   bool eof_ = false;
   uint64_t offset_ = 0;         // file offset of buf_[begin_]
+  uint64_t file_size_ = 0;      // regular files: their size, to refuse impossible claims early
   uint64_t chunks_ = 0;
   Status status_;
   ReadInfo info_;

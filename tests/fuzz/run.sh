@@ -136,7 +136,8 @@ UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
 rc=${PIPESTATUS[0]}
 set -e
 
-found="$(find "$artifacts" -maxdepth 1 -type f -newer "$stamp" 2>/dev/null || true)"
+found="$(find "$artifacts" -maxdepth 1 -type f -newer "$stamp" \
+  \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null || true)"
 if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
   echo "FAIL: trace_reader_fuzz exited with $rc" >&2
   for f in $found; do

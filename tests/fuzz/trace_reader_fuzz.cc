@@ -150,7 +150,10 @@ Pass ReadByChunks(int fd, TraceReader::Options opt) {
       break;
     }
     g_sink = g_sink + chunk.meta.events + chunk.offset + static_cast<uint64_t>(chunk.meta.watermark);
-    if (chunk.meta.kind != ChunkKind::kEvents) continue;
+    if (chunk.meta.kind != ChunkKind::kEvents) {
+      Check(!cursor.Init(&chunk, reader.time_unit_ns()).ok(), "cursor accepted a non-events chunk");
+      continue;
+    }
     if (Status s = cursor.Init(&chunk, reader.time_unit_ns()); !s.ok()) {
       g_sink = g_sink + Touch(s.message());
       bad = true;

@@ -410,6 +410,22 @@ TEST(TraceFormat, SalvageGetsPastADamagedChunkRecord) {
   EXPECT_EQ(back.size(), events.size() - c.meta.events);
 }
 
+// Inputs that once got past the reader's checks (tests/fixtures/hostile): each must give a
+// clean error, in normal and salvage modes.
+TEST(TraceFormat, HostileFixturesAreRefused) {
+  const char* kFiles[] = {"section-lengths-wrap.trace"};
+  for (const char* f : kFiles) {
+    std::string path = std::string(IORR_SOURCE_DIR) + "/tests/fixtures/hostile/" + f;
+    ASSERT_FALSE(ReadAll(path).empty()) << path;
+    Status st;
+    ReadMerged(path, &st);
+    EXPECT_FALSE(st.ok()) << f;
+    TraceReader::Options salvage;
+    salvage.salvage = true;
+    ReadMerged(path, &st, salvage);  // any answer but a crash
+  }
+}
+
 TEST(TraceFormat, NotesAreKept) {
   std::string path = TempPath("notes");
   auto w = TraceWriter::Create(path, Header{}, WriterOptions{});

@@ -23,6 +23,36 @@ uint32_t Le32(const uint8_t* p) {
 
 std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
 
+// How to decode each call's arguments, worked out once from the table.
+enum ArgOp : uint8_t { kOpSkip, kOpFd, kOpInt, kOpStr };
+struct DecodePlan {
+  uint8_t nargs = 0;
+  bool strings = false;
+  int8_t count_idx = -1;  // Ret::kCount: the argument the result is predicted from
+  ArgOp op[kMaxArgs] = {};
+};
+struct DecodePlans {
+  DecodePlan plan[kMaxTag + 1];
+};
+constexpr DecodePlans MakePlans() {
+  DecodePlans t{};
+  for (const auto& c : kCalls) {
+    DecodePlan& p = t.plan[c.tag];
+    p.nargs = c.nargs;
+    p.count_idx = static_cast<int8_t>(c.ret == Ret::kCount ? CountArgIndex(c) : -1);
+    for (int i = 0; i < c.nargs; ++i) {
+      ArgKind k = c.args[i].kind;
+      p.op[i] = k == ArgKind::kBuf                             ? kOpSkip
+                : IsString(k)                                  ? kOpStr
+                : (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kOpFd
+                                                               : kOpInt;
+      p.strings = p.strings || p.op[i] == kOpStr;
+    }
+  }
+  return t;
+}
+constexpr DecodePlans kPlans = MakePlans();
+
 }  // namespace
 
 Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path, Options options) {
@@ -327,6 +357,7 @@ Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
     Fail("bad section sizes");
     return status_;
   }
+  arena_.reserve(std::min<size_t>(kMaxChunkStringBytes, lens[kSecStrBytes] * 8 + 4096));
   const uint8_t* p = br.pos();
   for (int i = 0; i < kNumSections; ++i) {
     sec_[i] = {p, p + lens[i]};
@@ -364,15 +395,16 @@ bool ChunkCursor::Next(Event* e) {
   e->tid = chunk_->meta.tid;
   e->start_ns = static_cast<int64_t>(static_cast<uint64_t>(start_u) * static_cast<uint64_t>(unit_));
   e->end_ns = static_cast<int64_t>(static_cast<uint64_t>(end_u) * static_cast<uint64_t>(unit_));
+  const DecodePlan& plan = kPlans.plan[spec->tag];
   int str_idx[kMaxArgs];
-  for (int i = 0; i < spec->nargs; ++i) {
+  for (int i = 0; i < plan.nargs; ++i) {
     Arg& a = e->args[i];
     a = Arg{};
     str_idx[i] = -1;
-    ArgKind k = spec->args[i].kind;
-    if (k == ArgKind::kBuf) continue;
+    ArgOp op = plan.op[i];
+    if (op == kOpSkip) continue;
     uint64_t v;
-    if (IsString(k)) {
+    if (op == kOpStr) {
       if (!get(kSecStrRefs, &v)) return Fail("string section ends early");
       if (v == 0) {
         a.null = true;
@@ -404,18 +436,19 @@ bool ChunkCursor::Next(Event* e) {
         str_idx[i] = static_cast<int>(str_off_.size() - 1 - dist);
       }
     } else {
-      int sec = (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kSecFds : kSecInts;
-      if (!get(sec, &v)) return Fail("argument section ends early");
+      if (!get(op == kOpFd ? kSecFds : kSecInts, &v)) return Fail("argument section ends early");
       a.i = UnZigZag(v);
     }
   }
   // Views are made once the arena has stopped growing for this event.
-  for (int i = 0; i < spec->nargs; ++i)
-    if (str_idx[i] >= 0) {
-      e->args[i].s = std::string_view(arena_.data() + str_off_[str_idx[i]], str_len_[str_idx[i]]);
-      e->args[i].string_id = static_cast<uint32_t>(str_idx[i]) + 1;
-    }
-  int count_idx = spec->ret == Ret::kCount ? CountArgIndex(*spec) : -1;
+  if (plan.strings) {
+    for (int i = 0; i < plan.nargs; ++i)
+      if (str_idx[i] >= 0) {
+        e->args[i].s = std::string_view(arena_.data() + str_off_[str_idx[i]], str_len_[str_idx[i]]);
+        e->args[i].string_id = static_cast<uint32_t>(str_idx[i]) + 1;
+      }
+  }
+  int count_idx = plan.count_idx;
   e->ret = count_idx >= 0 ? static_cast<int64_t>(static_cast<uint64_t>(e->args[count_idx].i) -
                                                  static_cast<uint64_t>(UnZigZag(r)))
                           : UnZigZag(r);

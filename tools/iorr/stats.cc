@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "tools/iorr/cli.h"
@@ -18,6 +17,75 @@
 
 namespace iorr::cli {
 namespace {
+
+// A set of distinct strings: open addressing on a 64-bit hash, names copied into 1 MiB blocks.
+// (std::unordered_set spent most of stats' time on bucket lists.)
+class DistinctStrings {
+ public:
+  DistinctStrings() : slots_(1 << 16) {}
+  void Insert(std::string_view s) {
+    uint64_t h = Hash(s) | 1;  // 0 marks an empty slot
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.hash == 0) {
+        slot.hash = h;
+        slot.s = Copy(s);
+        if (++size_ * 2 > slots_.size()) Grow();
+        return;
+      }
+      if (slot.hash == h && slot.s == s) return;
+    }
+  }
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    std::string_view s;
+  };
+  static uint64_t Hash(std::string_view s) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+    size_t n = s.size();
+    const char* p = s.data();
+    for (; n >= 8; p += 8, n -= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+  }
+  std::string_view Copy(std::string_view s) {
+    if (block_size_ - block_used_ < s.size()) {
+      block_size_ = std::max<size_t>(1 << 20, s.size());
+      blocks_.push_back(std::make_unique<char[]>(block_size_));
+      block_used_ = 0;
+    }
+    char* copy = blocks_.back().get() + block_used_;
+    if (!s.empty()) std::memcpy(copy, s.data(), s.size());
+    block_used_ += s.size();
+    return {copy, s.size()};
+  }
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.hash == 0) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].hash != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = 0, block_size_ = 0;
+};
 
 struct Options {
   std::string trace;
@@ -36,11 +104,8 @@ int Run(const Options& o) {
   std::map<int64_t, uint64_t> other_nr;  // calls outside the table, by syscall number
   std::map<int, uint64_t> errors;
   // Distinct paths: each chunk's string table already dedupes within the chunk, so only a
-  // string's first use in a chunk goes to the global set. Names live in 1 MiB blocks.
-  std::unordered_set<std::string_view> files;
-  files.reserve(1 << 16);
-  std::vector<std::unique_ptr<char[]>> blocks;
-  size_t block_used = 0, block_size = 0;
+  // string's first use in a chunk goes to the global set.
+  DistinctStrings files;
   std::vector<uint8_t> seen_in_chunk;
   std::set<uint32_t> pids;
   std::set<std::pair<uint32_t, uint32_t>> threads;
@@ -80,17 +145,7 @@ int Run(const Options& o) {
         if (id >= seen_in_chunk.size()) seen_in_chunk.resize(id + 1024);
         if (seen_in_chunk[id]) continue;
         seen_in_chunk[id] = 1;
-        std::string_view s = e.args[i].s;
-        if (files.find(s) != files.end()) continue;
-        if (block_size - block_used < s.size()) {
-          block_size = std::max<size_t>(1 << 20, s.size());
-          blocks.push_back(std::make_unique<char[]>(block_size));
-          block_used = 0;
-        }
-        char* copy = blocks.back().get() + block_used;
-        std::memcpy(copy, s.data(), s.size());
-        block_used += s.size();
-        files.insert(std::string_view(copy, s.size()));
+        files.Insert(e.args[i].s);
       }
       ++events;
     }

@@ -11,6 +11,11 @@ log=$(bash "$root/tools/bench/strace-log.sh" "$@")
 work=$(mktemp -d /var/tmp/iorr-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+seconds() {  # wall time of a command, in seconds with microseconds
+  local t0=$EPOCHREALTIME
+  "$@" > /dev/null
+  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f\n", b - a}'
+}
 
 echo "log: $log"
 lines=$(zstd -dc "$log" | wc -l)
@@ -36,8 +41,8 @@ bash "$root/tools/check-strace-counts.sh" "$bin/iorr" "$log" "$t"
 "$bin/trace_codec_bench" "$work/tar-1.iorr" "$runs" | grep -E 'size|decode'
 
 for i in $(seq "$runs"); do
-  /usr/bin/time -f %e "$bin/iorr" stats "$t" 2>&1 >/dev/null | tail -n 1
+  seconds "$bin/iorr" stats "$t"
 done | median | awk -v n="$ev" '{printf "iorr stats (whole command): %.3f s, %.1f M events/s (median of '"$runs"')\n", $1, n / $1 / 1e6}'
 for i in $(seq "$runs"); do
-  /usr/bin/time -f %e "$bin/iorr" import strace -q "$log" -o "$work/imp.iorr" 2>&1 | tail -n 1
+  seconds "$bin/iorr" import strace -q "$log" -o "$work/imp.iorr"
 done | median | awk -v n="$ev" '{printf "iorr import strace (zstd log): %.3f s, %.1f M lines/s (median of '"$runs"')\n", $1, n / $1 / 1e6}'

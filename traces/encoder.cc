@@ -44,12 +44,43 @@ constexpr size_t kPrefixBytes = 1 + kNumSections * kMaxVarintBytes;
 
 }  // namespace
 
+ChunkCompressor::~ChunkCompressor() {
+  std::free(workspace_);  // a static CCtx lives inside its workspace: no ZSTD_freeCCtx
+}
+
+bool ChunkCompressor::Init(int level) {
+  if (cctx_) return true;
+  size_t bytes = ZSTD_estimateCStreamSize(level);
+  workspace_ = std::malloc(bytes);
+  if (!workspace_) return false;
+  cctx_ = ZSTD_initStaticCCtx(workspace_, bytes);
+  if (!cctx_) return false;
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  return true;
+}
+
 ChunkEncoder::~ChunkEncoder() {
-  std::free(memory_);
-  std::free(zstd_workspace_);  // a static CCtx lives inside its workspace: no ZSTD_freeCCtx
+  if (owns_memory_) std::free(memory_);
+}
+
+size_t ChunkEncoder::MemoryBytes(const ChunkLimits& limits) {
+  size_t nslots = RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2);
+  return static_cast<size_t>(limits.section_bytes) * (kNumSections + 1) + nslots * sizeof(Slot);
 }
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
+  void* memory = std::malloc(MemoryBytes(limits));
+  if (!memory) return false;
+  if (!Init(limits, time_unit_ns, memory)) {
+    std::free(memory);
+    return false;
+  }
+  owns_memory_ = true;
+  return true;
+}
+
+bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory) {
   // Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit.
   if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
       limits.section_bytes > kMaxChunkStringBytes ||
@@ -58,10 +89,8 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
   limits_ = limits;
   unit_ = time_unit_ns;
   size_t nslots = RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2);
-  size_t sec_total = static_cast<size_t>(limits.section_bytes) * kNumSections;
-  memory_bytes_ = sec_total + limits.section_bytes + nslots * sizeof(Slot);
-  memory_ = static_cast<uint8_t*>(std::malloc(memory_bytes_));
-  if (!memory_) return false;
+  memory_bytes_ = MemoryBytes(limits);
+  memory_ = static_cast<uint8_t*>(memory);
   uint8_t* p = memory_;
   for (auto& s : sec_) {
     s.begin = s.p = p;
@@ -74,14 +103,7 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
   slots_ = reinterpret_cast<Slot*>(p);
   slot_mask_ = static_cast<uint32_t>(nslots - 1);
   std::memset(slots_, 0, nslots * sizeof(Slot));
-  // All of zstd's memory, taken now: a static context fails rather than allocates.
-  zstd_workspace_bytes_ = ZSTD_estimateCStreamSize(limits.zstd_level);
-  zstd_workspace_ = std::malloc(zstd_workspace_bytes_);
-  if (!zstd_workspace_) return false;
-  cctx_ = ZSTD_initStaticCCtx(zstd_workspace_, zstd_workspace_bytes_);
-  if (!cctx_) return false;
-  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, limits.zstd_level);
-  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  strings_ = 0;
   Reset();
   return true;
 }
@@ -205,7 +227,9 @@ size_t ChunkEncoder::MaxOutputBytes() const {
   return kMaxChunkRecordBytes + ZSTD_compressBound(raw);
 }
 
-size_t ChunkEncoder::Finish(int64_t watermark_ns, uint8_t* out, size_t cap) {
+size_t ChunkEncoder::Finish(ChunkCompressor& compressor, int64_t watermark_ns, uint8_t* out,
+                            size_t cap) {
+  ZSTD_CCtx* cctx = compressor.cctx();
   uint8_t prefix[kPrefixBytes];
   uint8_t* p = PutVarint(prefix, kNumSections);
   size_t raw_size = 0;
@@ -220,12 +244,12 @@ size_t ChunkEncoder::Finish(int64_t watermark_ns, uint8_t* out, size_t cap) {
   // Compress the sections as one frame straight from their buffers, after room for the record.
   if (cap < kMaxChunkRecordBytes) return 0;
   ZSTD_outBuffer zout{out + kMaxChunkRecordBytes, cap - kMaxChunkRecordBytes, 0};
-  ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only);
-  ZSTD_CCtx_setPledgedSrcSize(cctx_, raw_size);
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+  ZSTD_CCtx_setPledgedSrcSize(cctx, raw_size);
   auto feed = [&](const void* src, size_t n, ZSTD_EndDirective mode) {
     ZSTD_inBuffer in{src, n, 0};
     for (;;) {
-      size_t r = ZSTD_compressStream2(cctx_, &zout, &in, mode);
+      size_t r = ZSTD_compressStream2(cctx, &zout, &in, mode);
       if (ZSTD_isError(r)) return false;
       if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) return true;
       if (zout.pos == zout.size) return false;

@@ -23,6 +23,22 @@ struct ChunkLimits {
   int zstd_level = 1;  // 1 meets both the size and the encode-speed targets (README figures)
 };
 
+// A zstd compression context whose memory is all taken by Init (a static context: it fails
+// rather than allocates). One per compressing thread; encoders borrow it in Finish.
+class ChunkCompressor {
+ public:
+  ChunkCompressor() = default;
+  ~ChunkCompressor();
+  ChunkCompressor(const ChunkCompressor&) = delete;
+  ChunkCompressor& operator=(const ChunkCompressor&) = delete;
+  bool Init(int level);
+  ZSTD_CCtx* cctx() const { return cctx_; }
+
+ private:
+  ZSTD_CCtx* cctx_ = nullptr;
+  void* workspace_ = nullptr;
+};
+
 class ChunkEncoder {
  public:
   enum class AddResult { kOk, kFull, kInvalid };
@@ -32,8 +48,13 @@ class ChunkEncoder {
   ChunkEncoder(const ChunkEncoder&) = delete;
   ChunkEncoder& operator=(const ChunkEncoder&) = delete;
 
-  // Takes all memory. time_unit_ns: the trace's resolution. False when memory is short.
+  // Takes all memory (malloc). time_unit_ns: the trace's resolution. False when memory is short
+  // or the limits are out of range.
   bool Init(const ChunkLimits& limits, uint32_t time_unit_ns);
+  // The same on memory the caller owns (MemoryBytes(limits) bytes, 16-byte aligned, zeroed or
+  // not), e.g. from mmap in the recorder. The encoder never frees it.
+  bool Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory);
+  static size_t MemoryBytes(const ChunkLimits& limits);
 
   // Starts a new, empty chunk for a stream.
   void Begin(uint64_t stream_id, uint32_t pid, uint32_t tid);
@@ -54,7 +75,7 @@ class ChunkEncoder {
   // Compresses the chunk into out: the chunk record, then its zstd frame. `watermark_ns`:
   // no event written to the file after this chunk starts before it. Returns the bytes
   // written, or 0 on a compression error. Leaves the encoder empty (same stream).
-  size_t Finish(int64_t watermark_ns, uint8_t* out, size_t cap);
+  size_t Finish(ChunkCompressor& compressor, int64_t watermark_ns, uint8_t* out, size_t cap);
 
   // The metadata of the last finished chunk.
   const ChunkMeta& last_meta() const { return meta_; }
@@ -90,9 +111,7 @@ class ChunkEncoder {
   uint32_t slot_mask_ = 0;
   uint32_t strings_ = 0;
   uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
-  ZSTD_CCtx* cctx_ = nullptr;
-  void* zstd_workspace_ = nullptr;
-  size_t zstd_workspace_bytes_ = 0;
+  bool owns_memory_ = false;
 
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;

@@ -15,6 +15,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
   std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
   if (f == nullptr) return Status::Error("cannot create " + path + ": " + std::strerror(errno));
   std::unique_ptr<TraceWriter> w(new TraceWriter(f, path != "-", options));
+  if (!w->compressor_.Init(options.limits.zstd_level))
+    return Status::Error("cannot set up zstd at level " + std::to_string(options.limits.zstd_level));
   header.core.version = kFormatVersion;
   header.core.time_unit_ns = options.time_unit_ns;
   std::vector<HeaderField> fields;
@@ -57,7 +59,7 @@ Status TraceWriter::Flush(Stream& s) {
     out_.reset(new uint8_t[need]);
     out_cap_ = need;
   }
-  size_t n = s.encoder->Finish(Watermark(&s), out_.get(), out_cap_);
+  size_t n = s.encoder->Finish(compressor_, Watermark(&s), out_.get(), out_cap_);
   if (n == 0) return Status::Error("chunk compression failed");
   ++chunks_;
   return Write(out_.get(), n);

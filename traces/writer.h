@@ -58,6 +58,7 @@ class TraceWriter {
   Status Flush(Stream& s);
   int64_t Watermark(const Stream* except) const;
 
+  ChunkCompressor compressor_;
   std::FILE* file_ = nullptr;
   bool owned_ = false;
   bool closed_ = false;

@@ -39,6 +39,8 @@ TEST(ChunkEncoder, AddAndFinishNeverAllocate) {
   limits.section_bytes = 64 << 10;
   ChunkEncoder enc;
   ASSERT_TRUE(enc.Init(limits, 1000));
+  ChunkCompressor zc;
+  ASSERT_TRUE(zc.Init(limits.zstd_level));
   std::vector<uint8_t> out(enc.MaxOutputBytes());
   std::vector<std::string> paths;
   for (int i = 0; i < 500; ++i) paths.push_back("src/dir" + std::to_string(i % 37) + "/file" + std::to_string(i));
@@ -64,7 +66,7 @@ TEST(ChunkEncoder, AddAndFinishNeverAllocate) {
     }
     auto r = enc.Add(e);
     if (r == ChunkEncoder::AddResult::kFull) {
-      size_t n = enc.Finish(e.start_ns, out.data(), out.size());
+      size_t n = enc.Finish(zc, e.start_ns, out.data(), out.size());
       ASSERT_GT(n, 0u);
       bytes += n;
       ++chunks;
@@ -72,7 +74,7 @@ TEST(ChunkEncoder, AddAndFinishNeverAllocate) {
     }
     ASSERT_EQ(r, ChunkEncoder::AddResult::kOk);
   }
-  bytes += enc.Finish(0, out.data(), out.size());
+  bytes += enc.Finish(zc, 0, out.data(), out.size());
   long after = g_mallocs.load();
   EXPECT_GT(chunks, 10u);
   EXPECT_GT(bytes, 0u);

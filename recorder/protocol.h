@@ -1,0 +1,58 @@
+// What `iorr record` (the launcher) and libiorr-preload.so (in every recorded process) agree on:
+// the environment variables and the layout of the shared state page. Plain data, no code; the
+// shared state is used with atomics from every thread of every recorded process.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace iorr::recorder {
+
+// Environment set by the launcher (and kept alive across exec by the library).
+inline constexpr const char* kEnvTraceFd = "IORR_FD";        // fd of the trace, O_WRONLY|O_APPEND
+inline constexpr const char* kEnvSharedFd = "IORR_SHM_FD";   // memfd holding SharedState
+inline constexpr const char* kEnvTimeUnit = "IORR_TIME_UNIT";  // ns: 1, 10, 100 or 1000
+inline constexpr const char* kEnvStartNs = "IORR_START_NS";  // CLOCK_MONOTONIC of the header
+inline constexpr const char* kEnvLib = "IORR_LIB";           // absolute path of the library
+// Internal: set by the library when it had to put itself back into a child's environment
+// ("1"), and the CLOCK_MONOTONIC time an execve started (the new image records the call).
+inline constexpr const char* kEnvReinjected = "IORR_REINJECTED";
+inline constexpr const char* kEnvExecStart = "IORR_EXEC_START";
+
+// Exit codes of the launcher for its own failures (as env and timeout use them).
+inline constexpr int kExitRecorderError = 125;
+inline constexpr int kExitCannotRun = 126;
+inline constexpr int kExitNotFound = 127;
+
+inline constexpr uint64_t kSharedMagic = 0x3153524f5252494full;  // "IORRSRS1"
+inline constexpr uint32_t kSharedSlots = 4096;
+inline constexpr int64_t kNever = INT64_MAX;
+
+// One per live recorded thread. A chunk's watermark is the minimum, over all slots, of
+// unflushed_min and in_call_since (and the current time): every event not yet written starts
+// at or after it.
+struct ThreadSlot {
+  std::atomic<uint32_t> tid;             // 0: free
+  std::atomic<uint32_t> pid;
+  std::atomic<int64_t> unflushed_min;    // earliest start of this thread's unwritten events
+  std::atomic<int64_t> in_call_since;    // start of the call in progress, or kNever
+};
+
+struct SharedState {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t slots;
+  std::atomic<uint64_t> next_stream;      // stream ids, unique across the recording
+  std::atomic<uint64_t> events;           // events written (for the end record)
+  std::atomic<uint64_t> chunks;
+  std::atomic<uint64_t> dropped_events;   // events lost: a write failed (disk full, ...)
+  std::atomic<uint32_t> write_errors;
+  std::atomic<uint32_t> processes;        // processes that loaded the library
+  std::atomic<uint32_t> escapes;          // escapes noted (static/setuid exec, io_uring, ...)
+  uint32_t reserved[15];
+  ThreadSlot slot[kSharedSlots];
+};
+
+static_assert(std::atomic<int64_t>::is_always_lock_free, "shared atomics must be lock-free");
+
+}  // namespace iorr::recorder

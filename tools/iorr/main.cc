@@ -48,12 +48,15 @@ int main(int argc, char** argv) {
   CLI::App app{
       "iorr: record the file-system calls of a program, replay them on another file system, and\n"
       "model what they would cost on another disk.\n\n"
-      "Exit status: 0 success, 1 the workload failed (replay mismatches), 2 bad input."};
+      "Exit status: 0 success, 1 the workload failed (replay mismatches), 2 bad input;\n"
+      "`iorr record` exits with the recorded program's status (see iorr record --help)."};
   app.set_version_flag("--version", "iorr 0.1.0 (trace format 1)");
   app.require_subcommand(1);
   Action action;
   RegisterDump(app, &action);
   RegisterStats(app, &action);
+  RegisterRecord(app, &action);
+  const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(
       "import", "Make a trace from another tool's output (strace logs, JSON lines).");
   import->require_subcommand(1);
@@ -68,8 +71,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "iorr: " << e.what() << " (see iorr --help)\n";
-    return kExitBadInput;
+    // `record` uses 125 for its own errors, as env and timeout do: 1, 2... are the program's.
+    bool in_record = record->parsed();
+    std::cerr << "iorr: " << e.what()
+              << (in_record ? " (see iorr record --help)\n" : " (see iorr --help)\n");
+    return in_record ? 125 : kExitBadInput;
   }
   try {
     return action ? action() : kExitOk;

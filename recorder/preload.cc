@@ -1,0 +1,639 @@
+// Recording core of libiorr-preload.so: per-thread encoders, the writer thread, the shared
+// watermark slots, fork and exec. See preload.h for the library's rules.
+//
+// Each recorded thread owns two ChunkEncoders in memory from mmap: it adds events to the
+// active one; when that is full it hands it to the writer thread (ThreadState::full) and
+// continues with the other (ThreadState::spare, given back once written). The writer thread
+// also takes ("steals") a partly filled active encoder when its oldest event is 100 ms old,
+// so a killed program loses at most that much. `busy` makes the thread's Add and the writer's
+// swap exclusive: 1 while the thread adds, 2 while the writer swaps.
+#include "recorder/preload.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "recorder/protocol.h"
+#include "recorder/raw_syscall.h"
+#include "traces/encoder.h"
+#include "traces/format.h"
+
+extern char** environ;
+
+namespace iorr::recorder {
+namespace {
+
+using trace::ChunkCompressor;
+using trace::ChunkEncoder;
+using trace::ChunkLimits;
+
+constexpr int kMaxThreads = 4096;
+constexpr int64_t kFlushAgeNs = 100'000'000;   // a pending event is written within this
+constexpr int64_t kWriterTickNs = 20'000'000;
+
+struct ThreadState {
+  std::atomic<uint32_t> busy{0};
+  std::atomic<ChunkEncoder*> full{nullptr};
+  std::atomic<ChunkEncoder*> spare{nullptr};
+  ChunkEncoder* active = nullptr;
+  std::atomic<int64_t> first_pending{kNever};  // start of the active encoder's first event
+  std::atomic<int> exited{0};
+  ThreadSlot* slot = nullptr;
+  uint32_t pid = 0, tid = 0;
+  uint64_t stream = 0;
+  size_t memory_bytes = 0;
+  ChunkEncoder enc[2];
+};
+
+// Process-wide state. Written by the constructor and after fork; read by every thread.
+bool g_on = false;
+int g_trace_fd = -1;
+int g_shm_fd = -1;
+SharedState* g_shared = nullptr;
+uint32_t g_unit = 1000;
+int64_t g_start_mono = 0;
+char g_lib[4096];
+ChunkLimits g_limits;
+pthread_key_t g_key;
+uint32_t g_pid = 0;
+
+std::atomic<ThreadState*> g_threads[kMaxThreads];
+std::atomic<int> g_writer_lock{0};
+std::atomic<int> g_writer_started{0};
+std::atomic<uint32_t> g_wake{0};
+ChunkCompressor* g_compressor = nullptr;  // used under g_writer_lock
+uint8_t* g_out = nullptr;
+size_t g_out_cap = 0;
+
+thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
+thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  // exiting or internal
+
+long Gettid() { return RawSyscall6(SYS_gettid); }
+
+void* MapMemory(size_t n) {
+  long p = RawSyscall6(SYS_mmap, 0, static_cast<long>(n), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return (p < 0 && p > -4096) ? nullptr : reinterpret_cast<void*>(p);
+}
+
+void Yield() { RawSyscall6(SYS_sched_yield); }
+
+void Wake() {
+  g_wake.fetch_add(1, std::memory_order_release);
+  RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAKE_PRIVATE, 1);
+}
+
+void Lock(std::atomic<int>& l) {
+  int expect = 0;
+  while (!l.compare_exchange_weak(expect, 1, std::memory_order_acquire)) {
+    expect = 0;
+    Yield();
+  }
+}
+void Unlock(std::atomic<int>& l) { l.store(0, std::memory_order_release); }
+
+// Writes all of buf to the trace fd (O_APPEND: one write per record keeps records whole).
+bool WriteAll(const void* buf, size_t n) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    long w = RawSyscall6(SYS_write, g_trace_fd, reinterpret_cast<long>(p), static_cast<long>(n));
+    if (w == -EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void WriteNote(const char* text) {
+  uint8_t buf[512];
+  size_t len = strnlen(text, sizeof(buf) - 16);
+  size_t n = trace::FrameRecord(trace::RecordType::kNote, reinterpret_cast<const uint8_t*>(text),
+                                len, buf);
+  WriteAll(buf, n);
+}
+
+// Every event not yet in the file starts at or after this.
+int64_t Watermark(int64_t now) {
+  int64_t w = now;
+  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+    ThreadSlot& s = g_shared->slot[i];
+    if (s.tid.load(std::memory_order_acquire) == 0) continue;
+    int64_t a = s.unflushed_min.load(std::memory_order_acquire);
+    int64_t b = s.in_call_since.load(std::memory_order_acquire);
+    if (a < w) w = a;
+    if (b < w) w = b;
+  }
+  return w;
+}
+
+// Compresses one encoder's chunk and appends it. Under g_writer_lock.
+void WriteEncoder(ChunkEncoder* enc) {
+  if (enc->empty()) return;
+  uint32_t events = enc->events();
+  size_t n = enc->Finish(*g_compressor, Watermark(NowNs()), g_out, g_out_cap);
+  if (n == 0 || !WriteAll(g_out, n)) {
+    g_shared->dropped_events.fetch_add(events, std::memory_order_relaxed);
+    g_shared->write_errors.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_shared->events.fetch_add(events, std::memory_order_relaxed);
+  g_shared->chunks.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool LockBusy(ThreadState* ts, bool wait) {
+  uint32_t expect = 0;
+  while (!ts->busy.compare_exchange_weak(expect, 2, std::memory_order_acquire)) {
+    if (!wait) return false;
+    expect = 0;
+    Yield();
+  }
+  return true;
+}
+
+// The earliest start among a thread's unwritten events. Under the thread's busy lock.
+int64_t UnflushedMin(ThreadState* ts) {
+  int64_t v = ts->first_pending.load(std::memory_order_relaxed);
+  ChunkEncoder* f = ts->full.load(std::memory_order_acquire);
+  if (f && !f->empty() && f->min_start_ns() < v) v = f->min_start_ns();
+  return v;
+}
+
+// Writes what a thread has pending: its full encoder, and its active one when `force`, when
+// the thread exited or when its oldest event is older than kFlushAgeNs. Under g_writer_lock.
+void ServiceThread(ThreadState* ts, bool force, int64_t now) {
+  for (;;) {
+    if (ChunkEncoder* f = ts->full.exchange(nullptr, std::memory_order_acquire)) {
+      WriteEncoder(f);
+      ts->spare.store(f, std::memory_order_release);
+    }
+    int64_t first = ts->first_pending.load(std::memory_order_relaxed);
+    bool exited = ts->exited.load(std::memory_order_acquire) != 0;
+    bool due = first != kNever && (force || exited || now - first >= kFlushAgeNs);
+    if (!due) break;
+    if (!LockBusy(ts, false)) {
+      if (!force && !exited) break;
+      Yield();
+      continue;  // the thread is adding: look at `full` again, then retry
+    }
+    ChunkEncoder* sp = ts->spare.exchange(nullptr, std::memory_order_acquire);
+    if (sp == nullptr) {  // the other encoder is in `full`: write it first
+      ts->busy.store(0, std::memory_order_release);
+      continue;
+    }
+    ChunkEncoder* stolen = ts->active;
+    ts->active = sp;
+    sp->Begin(ts->stream, ts->pid, ts->tid);
+    ts->first_pending.store(kNever, std::memory_order_relaxed);
+    ts->busy.store(0, std::memory_order_release);
+    WriteEncoder(stolen);
+    ts->spare.store(stolen, std::memory_order_release);
+    break;
+  }
+  if (LockBusy(ts, true)) {
+    ts->slot->unflushed_min.store(UnflushedMin(ts), std::memory_order_release);
+    ts->busy.store(0, std::memory_order_release);
+  }
+}
+
+void FreeThread(int index, ThreadState* ts) {
+  g_threads[index].store(nullptr, std::memory_order_release);
+  ts->slot->unflushed_min.store(kNever, std::memory_order_release);
+  ts->slot->in_call_since.store(kNever, std::memory_order_release);
+  ts->slot->tid.store(0, std::memory_order_release);
+  size_t bytes = ts->memory_bytes;
+  ts->~ThreadState();
+  RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
+}
+
+bool EnsureWriterResources() {
+  if (g_compressor) return true;
+  void* mem = MapMemory(sizeof(ChunkCompressor));
+  if (!mem) return false;
+  auto* c = new (mem) ChunkCompressor();
+  if (!c->Init(g_limits.zstd_level)) return false;
+  g_out_cap = trace::kMaxChunkRecordBytes + 64 +
+              static_cast<size_t>(g_limits.section_bytes) * (trace::kNumSections + 2) * 2;
+  g_out = static_cast<uint8_t*>(MapMemory(g_out_cap));
+  if (!g_out) return false;
+  g_compressor = c;
+  return true;
+}
+
+// One pass over all threads. `force`: write everything pending now.
+void Service(bool force) {
+  Lock(g_writer_lock);
+  if (EnsureWriterResources()) {
+    int64_t now = NowNs();
+    for (int i = 0; i < kMaxThreads; ++i) {
+      ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
+      if (ts == nullptr) continue;
+      ServiceThread(ts, force, now);
+      if (ts->exited.load(std::memory_order_acquire) &&
+          ts->first_pending.load(std::memory_order_relaxed) == kNever &&
+          ts->full.load(std::memory_order_acquire) == nullptr)
+        FreeThread(i, ts);
+    }
+  }
+  Unlock(g_writer_lock);
+}
+
+void* WriterMain(void*) {
+  t_done = true;
+  t_depth = 1;
+  char note[96];
+  snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
+  WriteNote(note);
+  for (;;) {
+    uint32_t seen = g_wake.load(std::memory_order_acquire);
+    struct timespec ts = {0, kWriterTickNs};
+    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAIT_PRIVATE, seen,
+                reinterpret_cast<long>(&ts));
+    Service(false);
+  }
+  return nullptr;
+}
+
+void StartWriter() {
+  int expect = 0;
+  if (!g_writer_started.compare_exchange_strong(expect, 1)) return;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 << 10);
+  // The writer must not receive the program's signals.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int rc = pthread_create(&t, &attr, WriterMain, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) g_writer_started.store(0);  // exec and exit still flush synchronously
+}
+
+void ThreadExit(void* p) {
+  auto* ts = static_cast<ThreadState*>(p);
+  t_done = true;
+  if (ts == nullptr) return;
+  ts->exited.store(1, std::memory_order_release);
+  Wake();
+}
+
+ThreadState* NewThreadState() {
+  size_t enc_bytes = ChunkEncoder::MemoryBytes(g_limits);
+  size_t head = (sizeof(ThreadState) + 63) & ~size_t{63};
+  size_t total = head + 2 * enc_bytes;
+  void* mem = MapMemory(total);
+  if (!mem) return nullptr;
+  auto* ts = new (mem) ThreadState();
+  ts->memory_bytes = total;
+  uint8_t* base = static_cast<uint8_t*>(mem) + head;
+  if (!ts->enc[0].Init(g_limits, g_unit, base) || !ts->enc[1].Init(g_limits, g_unit, base + enc_bytes)) {
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
+    return nullptr;
+  }
+  ts->pid = g_pid;
+  ts->tid = static_cast<uint32_t>(Gettid());
+  ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
+  ts->active = &ts->enc[0];
+  ts->active->Begin(ts->stream, ts->pid, ts->tid);
+  ts->spare.store(&ts->enc[1], std::memory_order_release);
+  // A shared slot for the watermark, and a registry entry for the writer.
+  for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
+    uint32_t expect = 0;
+    if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
+      ts->slot = &g_shared->slot[i];
+      ts->slot->pid.store(ts->pid, std::memory_order_relaxed);
+      ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
+      ts->slot->in_call_since.store(kNever, std::memory_order_release);
+    }
+  }
+  bool registered = false;
+  for (int i = 0; i < kMaxThreads && !registered && ts->slot; ++i) {
+    ThreadState* expect = nullptr;
+    registered = g_threads[i].compare_exchange_strong(expect, ts);
+  }
+  if (!registered) {
+    if (ts->slot) ts->slot->tid.store(0);
+    ts->~ThreadState();
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
+    return nullptr;
+  }
+  pthread_setspecific(g_key, ts);
+  return ts;
+}
+
+void AddEvent(ThreadState* ts, const Event& e) {
+  uint32_t expect = 0;
+  while (!ts->busy.compare_exchange_weak(expect, 1, std::memory_order_acquire)) {
+    expect = 0;
+    Yield();
+  }
+  ChunkEncoder* enc = ts->active;
+  bool was_empty = enc->empty();
+  auto r = enc->Add(e);
+  if (r == ChunkEncoder::AddResult::kFull) {
+    ChunkEncoder* sp;
+    while ((sp = ts->spare.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
+      Wake();
+      Yield();
+    }
+    ts->full.store(enc, std::memory_order_release);
+    sp->Begin(ts->stream, ts->pid, ts->tid);
+    ts->active = enc = sp;
+    ts->first_pending.store(kNever, std::memory_order_relaxed);
+    Wake();
+    was_empty = true;
+    r = enc->Add(e);
+  }
+  if (r == ChunkEncoder::AddResult::kOk) {
+    if (was_empty) {
+      ts->first_pending.store(e.start_ns, std::memory_order_relaxed);
+      if (e.start_ns < ts->slot->unflushed_min.load(std::memory_order_relaxed))
+        ts->slot->unflushed_min.store(e.start_ns, std::memory_order_release);
+    }
+  } else {
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+  }
+  ts->busy.store(0, std::memory_order_release);
+}
+
+// Reads what the arguments point to (strings, iovecs, fd pairs) into the event.
+void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
+  bool fault = ret == -EFAULT;
+  for (int i = 0; i < spec.nargs; ++i) {
+    trace::Arg& a = e->args[i];
+    long v = k[i];
+    switch (spec.args[i].kind) {
+      case trace::ArgKind::kBuf:
+        break;
+      case trace::ArgKind::kPath:
+      case trace::ArgKind::kStr:
+        if (v == 0 || fault) {
+          a.null = true;
+        } else {
+          const char* s = reinterpret_cast<const char*>(v);
+          a.s = std::string_view(s, strnlen(s, 1 << 16));
+        }
+        break;
+      case trace::ArgKind::kIovec: {
+        long total = 0;
+        if (v != 0 && !fault) {
+          const auto* iov = reinterpret_cast<const struct iovec*>(v);
+          long n = (i + 1 < spec.nargs) ? k[i + 1] : 0;
+          for (long j = 0; j < n && j < 1024; ++j) total += static_cast<long>(iov[j].iov_len);
+        }
+        a.i = total;
+        break;
+      }
+      case trace::ArgKind::kOffsetPtr:
+        // The kernel advanced *ptr by the bytes moved: store the offset the call started at.
+        a.i = (v == 0 || fault) ? -1 : *reinterpret_cast<const int64_t*>(v) - (ret > 0 ? ret : 0);
+        break;
+      case trace::ArgKind::kFdPair: {
+        const int* fds = reinterpret_cast<const int*>(v);
+        a.i = (v == 0 || ret < 0) ? 0
+                                  : static_cast<int64_t>(static_cast<uint32_t>(fds[0])) |
+                                        static_cast<int64_t>(static_cast<uint64_t>(fds[1]) << 32);
+        break;
+      }
+      default:
+        a.i = v;
+    }
+  }
+}
+
+const char* GetEnv(char** env, const char* name, size_t len) {
+  for (char** p = env; p && *p; ++p)
+    if (strncmp(*p, name, len) == 0 && (*p)[len] == '=') return *p + len + 1;
+  return nullptr;
+}
+
+// Removes NAME=... from environ in place (no allocation).
+void Unsetenv(const char* name) {
+  size_t len = strlen(name);
+  char** w = environ;
+  for (char** r = environ; r && *r; ++r)
+    if (!(strncmp(*r, name, len) == 0 && (*r)[len] == '=')) *w++ = *r;
+  if (w) *w = nullptr;
+}
+
+// LD_PRELOAD without our library (for a program we re-injected into).
+void RemoveSelfFromPreload() {
+  for (char** p = environ; p && *p; ++p) {
+    if (strncmp(*p, "LD_PRELOAD=", 11) != 0) continue;
+    char* v = *p + 11;
+    size_t n = strlen(g_lib);
+    if (strncmp(v, g_lib, n) == 0 && (v[n] == ':' || v[n] == ' ' || v[n] == 0)) {
+      if (v[n] == 0) {
+        Unsetenv("LD_PRELOAD");
+      } else {
+        memmove(v, v + n + 1, strlen(v + n + 1) + 1);
+      }
+    }
+    return;
+  }
+}
+
+long ParseLong(const char* s, long dflt) {
+  if (s == nullptr || *s == 0) return dflt;
+  char* end;
+  long v = strtol(s, &end, 10);
+  return *end == 0 ? v : dflt;
+}
+
+void RecordExecFromEnv() {
+  const char* s = getenv(kEnvExecStart);
+  if (s == nullptr) return;
+  int64_t start = ParseLong(s, 0);
+  Unsetenv(kEnvExecStart);
+  const char* path = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  long k[6] = {reinterpret_cast<long>(path), 0, 0, 0, 0, 0};
+  Call c;
+  if (!BeginCall(&c)) return;
+  c.start = start;
+  EndCall(&c, CallId::execve, k, 0);
+}
+
+__attribute__((constructor(101))) void Init() {
+  const char* fd = getenv(kEnvTraceFd);
+  const char* shm = getenv(kEnvSharedFd);
+  if (fd == nullptr || shm == nullptr) return;
+  g_trace_fd = static_cast<int>(ParseLong(fd, -1));
+  g_shm_fd = static_cast<int>(ParseLong(shm, -1));
+  g_unit = static_cast<uint32_t>(ParseLong(getenv(kEnvTimeUnit), 1000));
+  g_start_mono = ParseLong(getenv(kEnvStartNs), 0);
+  const char* lib = getenv(kEnvLib);
+  if (lib) snprintf(g_lib, sizeof(g_lib), "%s", lib);
+  if (g_trace_fd < 0 || g_shm_fd < 0 || !trace::ValidTimeUnit(g_unit)) return;
+  long p = RawSyscall6(SYS_mmap, 0, sizeof(SharedState), PROT_READ | PROT_WRITE, MAP_SHARED,
+                       g_shm_fd, 0);
+  if (p < 0 && p > -4096) return;
+  g_shared = reinterpret_cast<SharedState*>(p);
+  if (g_shared->magic != kSharedMagic) return;
+  g_limits.max_events = 16384;
+  g_limits.section_bytes = 32 << 10;
+  g_limits.max_strings = 4096;
+  g_limits.zstd_level = 1;
+  g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  if (pthread_key_create(&g_key, ThreadExit) != 0) return;
+  pthread_atfork(nullptr, nullptr, AfterForkChild);
+  g_shared->processes.fetch_add(1, std::memory_order_relaxed);
+  g_on = true;
+  if (getenv(kEnvReinjected)) {
+    Unsetenv(kEnvReinjected);
+    RemoveSelfFromPreload();
+    const char* vars[] = {kEnvTraceFd, kEnvSharedFd, kEnvTimeUnit, kEnvStartNs, kEnvLib};
+    for (const char* v : vars) Unsetenv(v);
+  }
+  RecordExecFromEnv();
+}
+
+__attribute__((destructor(101))) void Fini() {
+  if (!g_on) return;
+  t_done = true;
+  FlushAll();
+}
+
+}  // namespace
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec - g_start_mono;
+}
+
+bool BeginCall(Call* c) {
+  if (!g_on || t_depth != 0 || t_done) return false;
+  ThreadState* ts = t_state;
+  if (ts == nullptr) {
+    t_depth = 1;
+    ts = t_state = NewThreadState();
+    t_depth = 0;
+    if (ts == nullptr) {
+      t_done = true;  // no memory for this thread: it goes unrecorded
+      g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  }
+  t_depth = 1;
+  c->on = true;
+  c->start = NowNs();
+  ts->slot->in_call_since.store(c->start, std::memory_order_release);
+  return true;
+}
+
+void EndCall(Call* c, CallId call, const long* kargs, long ret) {
+  if (!c->on) return;
+  int saved_errno = errno;
+  ThreadState* ts = t_state;
+  Event e;
+  e.call = call;
+  e.pid = ts->pid;
+  e.tid = ts->tid;
+  e.start_ns = c->start;
+  e.end_ns = NowNs();
+  e.ret = ret;
+  FillArgs(trace::Spec(call), kargs, ret, &e);
+  AddEvent(ts, e);
+  ts->slot->in_call_since.store(kNever, std::memory_order_release);
+  if (g_writer_started.load(std::memory_order_relaxed) == 0) StartWriter();
+  t_depth = 0;
+  errno = saved_errno;
+}
+
+bool IsOwnFd(long fd) { return g_on && (fd == g_trace_fd || fd == g_shm_fd); }
+int TraceFd() { return g_trace_fd; }
+int SharedFd() { return g_shm_fd; }
+
+bool VacateFd(int fd) {
+  if (!IsOwnFd(fd)) return true;
+  long moved = RawSyscall6(SYS_fcntl, fd, F_DUPFD, fd + 1);
+  if (moved < 0) return false;
+  RawSyscall6(SYS_close, fd);
+  if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
+  if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
+  return true;
+}
+
+void FlushAll() {
+  if (!g_on) return;
+  Service(true);
+}
+
+bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,
+                    int buf_cap) {
+  int n = 0;
+  int used = 0;
+  auto add = [&](const char* fmt, const char* a, long b) {
+    if (n >= cap - 1 || used >= buf_cap) return false;
+    int w = a ? snprintf(buf + used, static_cast<size_t>(buf_cap - used), fmt, a)
+              : snprintf(buf + used, static_cast<size_t>(buf_cap - used), fmt, b);
+    if (w < 0 || used + w >= buf_cap) return false;
+    out[n++] = buf + used;
+    used += w + 1;
+    return true;
+  };
+  bool has_lib = false;
+  const char* preload = GetEnv(const_cast<char**>(envp), "LD_PRELOAD", 10);
+  if (preload && strstr(preload, g_lib)) has_lib = true;
+  for (char* const* p = envp; p && *p; ++p) {
+    const char* s = *p;
+    if (strncmp(s, "IORR_", 5) == 0) continue;  // rewritten below with current values
+    if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
+    if (n >= cap - 12) return false;
+    out[n++] = *p;
+  }
+  if (!has_lib) {
+    if (preload && *preload) {
+      if (n >= cap - 1 || used + strlen(g_lib) + strlen(preload) + 13 >= static_cast<size_t>(buf_cap))
+        return false;
+      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "LD_PRELOAD=%s:%s", g_lib,
+                       preload);
+      out[n++] = buf + used;
+      used += w + 1;
+    } else if (!add("LD_PRELOAD=%s", g_lib, 0)) {
+      return false;
+    }
+    if (!add("IORR_REINJECTED=%s", "1", 0)) return false;
+  }
+  if (!add("IORR_FD=%ld", nullptr, g_trace_fd) || !add("IORR_SHM_FD=%ld", nullptr, g_shm_fd) ||
+      !add("IORR_TIME_UNIT=%ld", nullptr, g_unit) ||
+      !add("IORR_START_NS=%ld", nullptr, g_start_mono) || !add("IORR_LIB=%s", g_lib, 0) ||
+      !add("IORR_EXEC_START=%ld", nullptr, exec_start))
+    return false;
+  out[n] = nullptr;
+  return true;
+}
+
+void AfterForkChild() {
+  if (!g_on) return;
+  // Everything but this thread is gone, and what the parent's threads had pending is the
+  // parent's to write. Start afresh: new pid, new streams, no writer yet.
+  g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  for (auto& t : g_threads) t.store(nullptr, std::memory_order_relaxed);
+  g_writer_lock.store(0);
+  g_writer_started.store(0);
+  g_compressor = nullptr;  // the parent's buffers stay mapped; this process makes its own
+  g_out = nullptr;
+  t_state = nullptr;
+  g_shared->processes.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace iorr::recorder

@@ -1,0 +1,59 @@
+// The recording core of libiorr-preload.so, shared by the wrappers (wrappers.cc).
+//
+// Rules of this library (enforced by review, -fno-exceptions and the poisoned names below):
+//  - The hook path (BeginCall .. EndCall) never allocates, never takes a lock and never throws;
+//    per-thread encoders are preallocated with mmap, a thread hands a full one to the writer
+//    thread through atomics.
+//  - errno is the program's: EndCall saves and restores it.
+//  - A call made while the thread is already inside the hook (a signal handler, the library's
+//    own work) goes straight through, unrecorded.
+//  - The library's own system calls use RawSyscall6, never the libc functions it interposes.
+#pragma once
+
+#include <cstdint>
+
+#include "traces/calls.h"
+#include "traces/event.h"
+
+namespace iorr::recorder {
+
+using trace::CallId;
+using trace::Event;
+
+// One call in progress. `on` is false when the call is not recorded (nested, disabled).
+struct Call {
+  bool on = false;
+  int64_t start = 0;
+};
+
+// Starts recording a call: takes the start time and marks the thread as inside a call.
+bool BeginCall(Call* c);
+// Records `call` with the kernel-level arguments (as the syscall received them, in the table's
+// order) and result (>= 0, or -errno). Reads strings and arrays the arguments point to unless
+// the call failed with EFAULT. Restores errno.
+void EndCall(Call* c, CallId call, const long* kargs, long ret);
+
+// libc's return convention to the kernel's: -1 and errno -> -errno.
+inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }
+
+// The library's fds: the program may not close or replace them.
+bool IsOwnFd(long fd);
+// Moves the library's fd away from `fd` (the program wants that number); false if it cannot.
+bool VacateFd(int fd);
+int TraceFd();
+int SharedFd();
+
+// Flushes every thread's pending events of this process to the trace (before exec and exit).
+void FlushAll();
+
+// Fills envp_out (capacity cap, NULL-terminated) with envp plus what the recording needs in
+// the new image: the library in LD_PRELOAD, the IORR_* variables, and the exec start time.
+// Strings are written into buf (capacity buf_cap). Returns false if it does not fit.
+bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** envp_out, int cap, char* buf,
+                    int buf_cap);
+int64_t NowNs();
+
+// Called in the child after fork (pthread_atfork) and at vfork's child return.
+void AfterForkChild();
+
+}  // namespace iorr::recorder

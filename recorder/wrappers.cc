@@ -1,0 +1,906 @@
+// The libc functions libiorr-preload.so interposes. Each one calls the real function and
+// records the system call the kernel saw (glibc 2.36 on x86_64: open() is openat, fstat() is
+// newfstatat(fd, "", AT_EMPTY_PATH), utimes() is utimensat, ...), with the arguments in the
+// table's (kernel) order. Failed calls are recorded too. See preload.h for the rules.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "recorder/preload.h"
+#include "recorder/raw_syscall.h"
+
+extern char** environ;
+
+using iorr::recorder::BeginCall;
+using iorr::recorder::Call;
+using iorr::recorder::CallId;
+using iorr::recorder::EndCall;
+using iorr::recorder::KernelRet;
+using iorr::recorder::RawSyscall6;
+
+#define IORR_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+template <typename T>
+long L(T v) {
+  if constexpr (std::is_pointer_v<T>)
+    return reinterpret_cast<long>(v);
+  else
+    return static_cast<long>(v);
+}
+
+template <typename Fn>
+Fn Resolve(Fn* slot, const char* name) {
+  Fn f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (f == nullptr) {
+    f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
+#define REAL(name) Resolve(&real_##name, #name)
+#define DECLARE_REAL(ret, name, ...) ret (*real_##name)(__VA_ARGS__) = nullptr
+
+// Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
+// the kernel arguments in table order.
+#define RECORD(R, EXPR, ID, ...)                                          \
+  do {                                                                    \
+    Call c_;                                                              \
+    bool on_ = BeginCall(&c_);                                            \
+    R r_ = EXPR;                                                          \
+    if (on_) {                                                            \
+      long k_[6] = {__VA_ARGS__};                                         \
+      EndCall(&c_, CallId::ID, k_, KernelRet(L(r_), errno));              \
+    }                                                                     \
+    return r_;                                                            \
+  } while (0)
+
+bool NeedsMode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
+
+constexpr long kAtFdcwd = AT_FDCWD;
+constexpr long kForkFlags = 0x01200011;  // CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD
+
+DECLARE_REAL(int, open, const char*, int, ...);
+DECLARE_REAL(int, open64, const char*, int, ...);
+DECLARE_REAL(int, __open_2, const char*, int);
+DECLARE_REAL(int, __open64_2, const char*, int);
+DECLARE_REAL(int, openat, int, const char*, int, ...);
+DECLARE_REAL(int, openat64, int, const char*, int, ...);
+DECLARE_REAL(int, __openat_2, int, const char*, int);
+DECLARE_REAL(int, __openat64_2, int, const char*, int);
+DECLARE_REAL(int, creat, const char*, mode_t);
+DECLARE_REAL(int, creat64, const char*, mode_t);
+DECLARE_REAL(int, close, int);
+DECLARE_REAL(ssize_t, read, int, void*, size_t);
+DECLARE_REAL(ssize_t, __read_chk, int, void*, size_t, size_t);
+DECLARE_REAL(ssize_t, write, int, const void*, size_t);
+DECLARE_REAL(ssize_t, pread, int, void*, size_t, off_t);
+DECLARE_REAL(ssize_t, pread64, int, void*, size_t, off_t);
+DECLARE_REAL(ssize_t, __pread_chk, int, void*, size_t, off_t, size_t);
+DECLARE_REAL(ssize_t, __pread64_chk, int, void*, size_t, off_t, size_t);
+DECLARE_REAL(ssize_t, pwrite, int, const void*, size_t, off_t);
+DECLARE_REAL(ssize_t, pwrite64, int, const void*, size_t, off_t);
+DECLARE_REAL(ssize_t, readv, int, const struct iovec*, int);
+DECLARE_REAL(ssize_t, writev, int, const struct iovec*, int);
+DECLARE_REAL(ssize_t, preadv, int, const struct iovec*, int, off_t);
+DECLARE_REAL(ssize_t, preadv64, int, const struct iovec*, int, off_t);
+DECLARE_REAL(ssize_t, pwritev, int, const struct iovec*, int, off_t);
+DECLARE_REAL(ssize_t, pwritev64, int, const struct iovec*, int, off_t);
+DECLARE_REAL(ssize_t, preadv2, int, const struct iovec*, int, off_t, int);
+DECLARE_REAL(ssize_t, preadv64v2, int, const struct iovec*, int, off_t, int);
+DECLARE_REAL(ssize_t, pwritev2, int, const struct iovec*, int, off_t, int);
+DECLARE_REAL(ssize_t, pwritev64v2, int, const struct iovec*, int, off_t, int);
+DECLARE_REAL(off_t, lseek, int, off_t, int);
+DECLARE_REAL(off_t, lseek64, int, off_t, int);
+DECLARE_REAL(ssize_t, copy_file_range, int, off64_t*, int, off64_t*, size_t, unsigned);
+DECLARE_REAL(ssize_t, sendfile, int, int, off_t*, size_t);
+DECLARE_REAL(ssize_t, sendfile64, int, int, off_t*, size_t);
+DECLARE_REAL(int, fsync, int);
+DECLARE_REAL(int, fdatasync, int);
+DECLARE_REAL(void, sync);
+DECLARE_REAL(int, syncfs, int);
+DECLARE_REAL(int, sync_file_range, int, off64_t, off64_t, unsigned);
+DECLARE_REAL(int, msync, void*, size_t, int);
+DECLARE_REAL(int, ftruncate, int, off_t);
+DECLARE_REAL(int, ftruncate64, int, off_t);
+DECLARE_REAL(int, truncate, const char*, off_t);
+DECLARE_REAL(int, truncate64, const char*, off_t);
+DECLARE_REAL(int, fallocate, int, int, off_t, off_t);
+DECLARE_REAL(int, fallocate64, int, int, off_t, off_t);
+DECLARE_REAL(int, posix_fallocate, int, off_t, off_t);
+DECLARE_REAL(int, posix_fallocate64, int, off_t, off_t);
+DECLARE_REAL(int, posix_fadvise, int, off_t, off_t, int);
+DECLARE_REAL(int, posix_fadvise64, int, off_t, off_t, int);
+DECLARE_REAL(int, unlink, const char*);
+DECLARE_REAL(int, unlinkat, int, const char*, int);
+DECLARE_REAL(int, rmdir, const char*);
+DECLARE_REAL(int, rename, const char*, const char*);
+DECLARE_REAL(int, renameat, int, const char*, int, const char*);
+DECLARE_REAL(int, renameat2, int, const char*, int, const char*, unsigned);
+DECLARE_REAL(int, mkdir, const char*, mode_t);
+DECLARE_REAL(int, mkdirat, int, const char*, mode_t);
+DECLARE_REAL(int, link, const char*, const char*);
+DECLARE_REAL(int, linkat, int, const char*, int, const char*, int);
+DECLARE_REAL(int, symlink, const char*, const char*);
+DECLARE_REAL(int, symlinkat, const char*, int, const char*);
+DECLARE_REAL(int, mknod, const char*, mode_t, dev_t);
+DECLARE_REAL(int, mknodat, int, const char*, mode_t, dev_t);
+DECLARE_REAL(int, stat, const char*, struct stat*);
+DECLARE_REAL(int, stat64, const char*, struct stat64*);
+DECLARE_REAL(int, lstat, const char*, struct stat*);
+DECLARE_REAL(int, lstat64, const char*, struct stat64*);
+DECLARE_REAL(int, fstat, int, struct stat*);
+DECLARE_REAL(int, fstat64, int, struct stat64*);
+DECLARE_REAL(int, fstatat, int, const char*, struct stat*, int);
+DECLARE_REAL(int, fstatat64, int, const char*, struct stat64*, int);
+DECLARE_REAL(int, statx, int, const char*, int, unsigned, struct statx*);
+DECLARE_REAL(int, access, const char*, int);
+DECLARE_REAL(int, faccessat, int, const char*, int, int);
+DECLARE_REAL(ssize_t, readlink, const char*, char*, size_t);
+DECLARE_REAL(ssize_t, readlinkat, int, const char*, char*, size_t);
+DECLARE_REAL(int, statfs, const char*, struct statfs*);
+DECLARE_REAL(int, statfs64, const char*, struct statfs64*);
+DECLARE_REAL(int, fstatfs, int, struct statfs*);
+DECLARE_REAL(int, fstatfs64, int, struct statfs64*);
+DECLARE_REAL(ssize_t, getdents64, int, void*, size_t);
+DECLARE_REAL(ssize_t, getxattr, const char*, const char*, void*, size_t);
+DECLARE_REAL(ssize_t, lgetxattr, const char*, const char*, void*, size_t);
+DECLARE_REAL(ssize_t, fgetxattr, int, const char*, void*, size_t);
+DECLARE_REAL(ssize_t, listxattr, const char*, char*, size_t);
+DECLARE_REAL(ssize_t, llistxattr, const char*, char*, size_t);
+DECLARE_REAL(ssize_t, flistxattr, int, char*, size_t);
+DECLARE_REAL(int, setxattr, const char*, const char*, const void*, size_t, int);
+DECLARE_REAL(int, lsetxattr, const char*, const char*, const void*, size_t, int);
+DECLARE_REAL(int, fsetxattr, int, const char*, const void*, size_t, int);
+DECLARE_REAL(int, removexattr, const char*, const char*);
+DECLARE_REAL(int, lremovexattr, const char*, const char*);
+DECLARE_REAL(int, fremovexattr, int, const char*);
+DECLARE_REAL(int, chmod, const char*, mode_t);
+DECLARE_REAL(int, fchmod, int, mode_t);
+DECLARE_REAL(int, fchmodat, int, const char*, mode_t, int);
+DECLARE_REAL(int, chown, const char*, uid_t, gid_t);
+DECLARE_REAL(int, fchown, int, uid_t, gid_t);
+DECLARE_REAL(int, lchown, const char*, uid_t, gid_t);
+DECLARE_REAL(int, fchownat, int, const char*, uid_t, gid_t, int);
+DECLARE_REAL(int, utimensat, int, const char*, const struct timespec*, int);
+DECLARE_REAL(int, futimens, int, const struct timespec*);
+DECLARE_REAL(int, utimes, const char*, const struct timeval*);
+DECLARE_REAL(int, lutimes, const char*, const struct timeval*);
+DECLARE_REAL(int, futimes, int, const struct timeval*);
+DECLARE_REAL(int, utime, const char*, const struct utimbuf*);
+DECLARE_REAL(int, dup, int);
+DECLARE_REAL(int, dup2, int, int);
+DECLARE_REAL(int, dup3, int, int, int);
+DECLARE_REAL(int, fcntl, int, int, ...);
+DECLARE_REAL(int, fcntl64, int, int, ...);
+DECLARE_REAL(int, chdir, const char*);
+DECLARE_REAL(int, fchdir, int);
+DECLARE_REAL(mode_t, umask, mode_t);
+DECLARE_REAL(int, ioctl, int, unsigned long, ...);
+DECLARE_REAL(int, flock, int, int);
+DECLARE_REAL(void*, mmap, void*, size_t, int, int, int, off_t);
+DECLARE_REAL(void*, mmap64, void*, size_t, int, int, int, off_t);
+DECLARE_REAL(int, munmap, void*, size_t);
+DECLARE_REAL(int, pipe, int*);
+DECLARE_REAL(int, pipe2, int*, int);
+DECLARE_REAL(int, socket, int, int, int);
+DECLARE_REAL(int, socketpair, int, int, int, int*);
+DECLARE_REAL(int, accept, int, struct sockaddr*, socklen_t*);
+DECLARE_REAL(int, accept4, int, struct sockaddr*, socklen_t*, int);
+DECLARE_REAL(int, eventfd, unsigned, int);
+DECLARE_REAL(int, memfd_create, const char*, unsigned);
+DECLARE_REAL(int, epoll_create1, int);
+DECLARE_REAL(pid_t, fork);
+DECLARE_REAL(int, execve, const char*, char* const*, char* const*);
+DECLARE_REAL(int, posix_spawn, pid_t*, const char*, const posix_spawn_file_actions_t*,
+             const posix_spawnattr_t*, char* const*, char* const*);
+DECLARE_REAL(int, posix_spawnp, pid_t*, const char*, const posix_spawn_file_actions_t*,
+             const posix_spawnattr_t*, char* const*, char* const*);
+DECLARE_REAL(void, _exit, int);
+DECLARE_REAL(long, syscall, long, ...);
+
+}  // namespace
+
+// ---- open, close ----
+
+#define OPEN_MODE(flags)                     \
+  mode_t mode = 0;                           \
+  if (NeedsMode(flags)) {                    \
+    va_list ap;                              \
+    va_start(ap, flags);                     \
+    mode = static_cast<mode_t>(va_arg(ap, int)); \
+    va_end(ap);                              \
+  }
+
+IORR_EXPORT int open(const char* path, int flags, ...) {
+  OPEN_MODE(flags);
+  RECORD(int, REAL(open)(path, flags, mode), openat, kAtFdcwd, L(path), flags, mode);
+}
+IORR_EXPORT int open64(const char* path, int flags, ...) {
+  OPEN_MODE(flags);
+  RECORD(int, REAL(open64)(path, flags, mode), openat, kAtFdcwd, L(path), flags, mode);
+}
+IORR_EXPORT int __open_2(const char* path, int flags) {
+  RECORD(int, REAL(__open_2)(path, flags), openat, kAtFdcwd, L(path), flags, 0);
+}
+IORR_EXPORT int __open64_2(const char* path, int flags) {
+  RECORD(int, REAL(__open64_2)(path, flags), openat, kAtFdcwd, L(path), flags, 0);
+}
+IORR_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  OPEN_MODE(flags);
+  RECORD(int, REAL(openat)(dirfd, path, flags, mode), openat, dirfd, L(path), flags, mode);
+}
+IORR_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  OPEN_MODE(flags);
+  RECORD(int, REAL(openat64)(dirfd, path, flags, mode), openat, dirfd, L(path), flags, mode);
+}
+IORR_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  RECORD(int, REAL(__openat_2)(dirfd, path, flags), openat, dirfd, L(path), flags, 0);
+}
+IORR_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  RECORD(int, REAL(__openat64_2)(dirfd, path, flags), openat, dirfd, L(path), flags, 0);
+}
+IORR_EXPORT int creat(const char* path, mode_t mode) {
+  RECORD(int, REAL(creat)(path, mode), creat, L(path), mode);
+}
+IORR_EXPORT int creat64(const char* path, mode_t mode) {
+  RECORD(int, REAL(creat64)(path, mode), creat, L(path), mode);
+}
+
+IORR_EXPORT int close(int fd) {
+  // The trace's own fds stay open: the program is told they were closed.
+  if (iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, close, fd);
+  RECORD(int, REAL(close)(fd), close, fd);
+}
+
+namespace {
+// close_range around the library's fds: one kernel call per piece, each recorded as the kernel
+// saw it.
+int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
+  unsigned own[2];
+  int n = 0;
+  for (int fd : {iorr::recorder::TraceFd(), iorr::recorder::SharedFd()})
+    if (fd >= 0 && static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last)
+      own[n++] = static_cast<unsigned>(fd);
+  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
+  int result = 0;
+  auto piece = [&](unsigned lo, unsigned hi) {
+    if (lo > hi) return;
+    Call c;
+    bool on = BeginCall(&c);
+    long r = RawSyscall6(SYS_close_range, lo, hi, flags);
+    if (on) {
+      long k[6] = {lo, hi, flags};
+      EndCall(&c, CallId::close_range, k, r);
+    }
+    if (r < 0 && result == 0) result = static_cast<int>(r);
+  };
+  unsigned lo = first;
+  for (int i = 0; i < n; ++i) {
+    if (own[i] > lo) piece(lo, own[i] - 1);
+    lo = own[i] + 1;
+    if (own[i] == UINT_MAX) return result < 0 ? (errno = -result, -1) : 0;
+  }
+  if (n == 0 || lo <= last) piece(lo, last);
+  if (result < 0) {
+    errno = -result;
+    return -1;
+  }
+  return 0;
+}
+}  // namespace
+
+IORR_EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  return CloseRangeKeepingOwn(first, last, flags);
+}
+IORR_EXPORT void closefrom(int lowfd) {
+  int saved = errno;
+  CloseRangeKeepingOwn(static_cast<unsigned>(lowfd), UINT_MAX, 0);
+  errno = saved;
+}
+
+// ---- data ----
+
+IORR_EXPORT ssize_t read(int fd, void* buf, size_t n) {
+  RECORD(ssize_t, REAL(read)(fd, buf, n), read, fd, L(buf), L(n));
+}
+IORR_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
+  RECORD(ssize_t, REAL(__read_chk)(fd, buf, n, buflen), read, fd, L(buf), L(n));
+}
+IORR_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  RECORD(ssize_t, REAL(write)(fd, buf, n), write, fd, L(buf), L(n));
+}
+IORR_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  RECORD(ssize_t, REAL(pread)(fd, buf, n, off), pread64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off_t off) {
+  RECORD(ssize_t, REAL(pread64)(fd, buf, n, off), pread64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  RECORD(ssize_t, REAL(__pread_chk)(fd, buf, n, off, buflen), pread64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  RECORD(ssize_t, REAL(__pread64_chk)(fd, buf, n, off, buflen), pread64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  RECORD(ssize_t, REAL(pwrite)(fd, buf, n, off), pwrite64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
+  RECORD(ssize_t, REAL(pwrite64)(fd, buf, n, off), pwrite64, fd, L(buf), L(n), off);
+}
+IORR_EXPORT ssize_t readv(int fd, const struct iovec* iov, int cnt) {
+  RECORD(ssize_t, REAL(readv)(fd, iov, cnt), readv, fd, L(iov), cnt);
+}
+IORR_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
+  RECORD(ssize_t, REAL(writev)(fd, iov, cnt), writev, fd, L(iov), cnt);
+}
+IORR_EXPORT ssize_t preadv(int fd, const struct iovec* iov, int cnt, off_t off) {
+  RECORD(ssize_t, REAL(preadv)(fd, iov, cnt, off), preadv, fd, L(iov), cnt, off);
+}
+IORR_EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int cnt, off_t off) {
+  RECORD(ssize_t, REAL(preadv64)(fd, iov, cnt, off), preadv, fd, L(iov), cnt, off);
+}
+IORR_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
+  RECORD(ssize_t, REAL(pwritev)(fd, iov, cnt, off), pwritev, fd, L(iov), cnt, off);
+}
+IORR_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off_t off) {
+  RECORD(ssize_t, REAL(pwritev64)(fd, iov, cnt, off), pwritev, fd, L(iov), cnt, off);
+}
+IORR_EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  RECORD(ssize_t, REAL(preadv2)(fd, iov, cnt, off, fl), preadv2, fd, L(iov), cnt, off, fl);
+}
+IORR_EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  RECORD(ssize_t, REAL(preadv64v2)(fd, iov, cnt, off, fl), preadv2, fd, L(iov), cnt, off, fl);
+}
+IORR_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  RECORD(ssize_t, REAL(pwritev2)(fd, iov, cnt, off, fl), pwritev2, fd, L(iov), cnt, off, fl);
+}
+IORR_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  RECORD(ssize_t, REAL(pwritev64v2)(fd, iov, cnt, off, fl), pwritev2, fd, L(iov), cnt, off, fl);
+}
+IORR_EXPORT off_t lseek(int fd, off_t off, int whence) {
+  RECORD(off_t, REAL(lseek)(fd, off, whence), lseek, fd, off, whence);
+}
+IORR_EXPORT off_t lseek64(int fd, off_t off, int whence) {
+  RECORD(off_t, REAL(lseek64)(fd, off, whence), lseek, fd, off, whence);
+}
+IORR_EXPORT ssize_t copy_file_range(int in, off64_t* offin, int out, off64_t* offout, size_t n,
+                                    unsigned fl) {
+  RECORD(ssize_t, REAL(copy_file_range)(in, offin, out, offout, n, fl), copy_file_range, in,
+         L(offin), out, L(offout), L(n), fl);
+}
+IORR_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
+  RECORD(ssize_t, REAL(sendfile)(out, in, off, n), sendfile, out, in, L(off), L(n));
+}
+IORR_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
+  RECORD(ssize_t, REAL(sendfile64)(out, in, off, n), sendfile, out, in, L(off), L(n));
+}
+
+// ---- durability, size ----
+
+IORR_EXPORT int fsync(int fd) { RECORD(int, REAL(fsync)(fd), fsync, fd); }
+IORR_EXPORT int fdatasync(int fd) { RECORD(int, REAL(fdatasync)(fd), fdatasync, fd); }
+IORR_EXPORT void sync() {
+  Call c;
+  bool on = BeginCall(&c);
+  REAL(sync)();
+  if (on) EndCall(&c, CallId::sync, nullptr, 0);
+}
+IORR_EXPORT int syncfs(int fd) { RECORD(int, REAL(syncfs)(fd), syncfs, fd); }
+IORR_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned fl) {
+  RECORD(int, REAL(sync_file_range)(fd, off, n, fl), sync_file_range, fd, off, n, fl);
+}
+IORR_EXPORT int msync(void* addr, size_t n, int fl) {
+  RECORD(int, REAL(msync)(addr, n, fl), msync, L(addr), L(n), fl);
+}
+IORR_EXPORT int ftruncate(int fd, off_t n) { RECORD(int, REAL(ftruncate)(fd, n), ftruncate, fd, n); }
+IORR_EXPORT int ftruncate64(int fd, off_t n) {
+  RECORD(int, REAL(ftruncate64)(fd, n), ftruncate, fd, n);
+}
+IORR_EXPORT int truncate(const char* p, off_t n) {
+  RECORD(int, REAL(truncate)(p, n), truncate, L(p), n);
+}
+IORR_EXPORT int truncate64(const char* p, off_t n) {
+  RECORD(int, REAL(truncate64)(p, n), truncate, L(p), n);
+}
+IORR_EXPORT int fallocate(int fd, int mode, off_t off, off_t n) {
+  RECORD(int, REAL(fallocate)(fd, mode, off, n), fallocate, fd, mode, off, n);
+}
+IORR_EXPORT int fallocate64(int fd, int mode, off_t off, off_t n) {
+  RECORD(int, REAL(fallocate64)(fd, mode, off, n), fallocate, fd, mode, off, n);
+}
+
+// posix_fallocate and posix_fadvise return an error number instead of setting errno.
+#define RECORD_ERRNO_RESULT(EXPR, ID, ...)                 \
+  do {                                                     \
+    Call c_;                                               \
+    bool on_ = BeginCall(&c_);                             \
+    int r_ = EXPR;                                         \
+    if (on_) {                                             \
+      long k_[6] = {__VA_ARGS__};                          \
+      EndCall(&c_, CallId::ID, k_, -static_cast<long>(r_)); \
+    }                                                      \
+    return r_;                                             \
+  } while (0)
+
+IORR_EXPORT int posix_fallocate(int fd, off_t off, off_t n) {
+  RECORD_ERRNO_RESULT(REAL(posix_fallocate)(fd, off, n), fallocate, fd, 0, off, n);
+}
+IORR_EXPORT int posix_fallocate64(int fd, off_t off, off_t n) {
+  RECORD_ERRNO_RESULT(REAL(posix_fallocate64)(fd, off, n), fallocate, fd, 0, off, n);
+}
+IORR_EXPORT int posix_fadvise(int fd, off_t off, off_t n, int adv) {
+  RECORD_ERRNO_RESULT(REAL(posix_fadvise)(fd, off, n, adv), fadvise64, fd, off, n, adv);
+}
+IORR_EXPORT int posix_fadvise64(int fd, off_t off, off_t n, int adv) {
+  RECORD_ERRNO_RESULT(REAL(posix_fadvise64)(fd, off, n, adv), fadvise64, fd, off, n, adv);
+}
+
+// ---- namespace ----
+
+IORR_EXPORT int unlink(const char* p) { RECORD(int, REAL(unlink)(p), unlink, L(p)); }
+IORR_EXPORT int unlinkat(int d, const char* p, int fl) {
+  RECORD(int, REAL(unlinkat)(d, p, fl), unlinkat, d, L(p), fl);
+}
+IORR_EXPORT int rmdir(const char* p) { RECORD(int, REAL(rmdir)(p), rmdir, L(p)); }
+IORR_EXPORT int rename(const char* a, const char* b) {
+  RECORD(int, REAL(rename)(a, b), rename, L(a), L(b));
+}
+IORR_EXPORT int renameat(int da, const char* a, int db, const char* b) {
+  RECORD(int, REAL(renameat)(da, a, db, b), renameat, da, L(a), db, L(b));
+}
+IORR_EXPORT int renameat2(int da, const char* a, int db, const char* b, unsigned fl) {
+  RECORD(int, REAL(renameat2)(da, a, db, b, fl), renameat2, da, L(a), db, L(b), fl);
+}
+IORR_EXPORT int mkdir(const char* p, mode_t m) { RECORD(int, REAL(mkdir)(p, m), mkdir, L(p), m); }
+IORR_EXPORT int mkdirat(int d, const char* p, mode_t m) {
+  RECORD(int, REAL(mkdirat)(d, p, m), mkdirat, d, L(p), m);
+}
+IORR_EXPORT int link(const char* a, const char* b) { RECORD(int, REAL(link)(a, b), link, L(a), L(b)); }
+IORR_EXPORT int linkat(int da, const char* a, int db, const char* b, int fl) {
+  RECORD(int, REAL(linkat)(da, a, db, b, fl), linkat, da, L(a), db, L(b), fl);
+}
+IORR_EXPORT int symlink(const char* t, const char* p) {
+  RECORD(int, REAL(symlink)(t, p), symlink, L(t), L(p));
+}
+IORR_EXPORT int symlinkat(const char* t, int d, const char* p) {
+  RECORD(int, REAL(symlinkat)(t, d, p), symlinkat, L(t), d, L(p));
+}
+IORR_EXPORT int mknod(const char* p, mode_t m, dev_t dev) {
+  RECORD(int, REAL(mknod)(p, m, dev), mknodat, kAtFdcwd, L(p), m, L(dev));
+}
+IORR_EXPORT int mknodat(int d, const char* p, mode_t m, dev_t dev) {
+  RECORD(int, REAL(mknodat)(d, p, m, dev), mknodat, d, L(p), m, L(dev));
+}
+
+// ---- metadata ----
+
+IORR_EXPORT int stat(const char* p, struct stat* st) {
+  RECORD(int, REAL(stat)(p, st), newfstatat, kAtFdcwd, L(p), L(st), 0);
+}
+IORR_EXPORT int stat64(const char* p, struct stat64* st) {
+  RECORD(int, REAL(stat64)(p, st), newfstatat, kAtFdcwd, L(p), L(st), 0);
+}
+IORR_EXPORT int lstat(const char* p, struct stat* st) {
+  RECORD(int, REAL(lstat)(p, st), newfstatat, kAtFdcwd, L(p), L(st), AT_SYMLINK_NOFOLLOW);
+}
+IORR_EXPORT int lstat64(const char* p, struct stat64* st) {
+  RECORD(int, REAL(lstat64)(p, st), newfstatat, kAtFdcwd, L(p), L(st), AT_SYMLINK_NOFOLLOW);
+}
+IORR_EXPORT int fstat(int fd, struct stat* st) {
+  RECORD(int, REAL(fstat)(fd, st), newfstatat, fd, L(""), L(st), AT_EMPTY_PATH);
+}
+IORR_EXPORT int fstat64(int fd, struct stat64* st) {
+  RECORD(int, REAL(fstat64)(fd, st), newfstatat, fd, L(""), L(st), AT_EMPTY_PATH);
+}
+IORR_EXPORT int fstatat(int d, const char* p, struct stat* st, int fl) {
+  RECORD(int, REAL(fstatat)(d, p, st, fl), newfstatat, d, L(p), L(st), fl);
+}
+IORR_EXPORT int fstatat64(int d, const char* p, struct stat64* st, int fl) {
+  RECORD(int, REAL(fstatat64)(d, p, st, fl), newfstatat, d, L(p), L(st), fl);
+}
+IORR_EXPORT int statx(int d, const char* p, int fl, unsigned mask, struct statx* st) {
+  RECORD(int, REAL(statx)(d, p, fl, mask, st), statx, d, L(p), fl, mask, L(st));
+}
+IORR_EXPORT int access(const char* p, int m) { RECORD(int, REAL(access)(p, m), access, L(p), m); }
+IORR_EXPORT int faccessat(int d, const char* p, int m, int fl) {
+  RECORD(int, REAL(faccessat)(d, p, m, fl), faccessat2, d, L(p), m, fl);
+}
+IORR_EXPORT ssize_t readlink(const char* p, char* buf, size_t n) {
+  RECORD(ssize_t, REAL(readlink)(p, buf, n), readlink, L(p), L(buf), L(n));
+}
+IORR_EXPORT ssize_t readlinkat(int d, const char* p, char* buf, size_t n) {
+  RECORD(ssize_t, REAL(readlinkat)(d, p, buf, n), readlinkat, d, L(p), L(buf), L(n));
+}
+IORR_EXPORT int statfs(const char* p, struct statfs* b) {
+  RECORD(int, REAL(statfs)(p, b), statfs, L(p), L(b));
+}
+IORR_EXPORT int statfs64(const char* p, struct statfs64* b) {
+  RECORD(int, REAL(statfs64)(p, b), statfs, L(p), L(b));
+}
+IORR_EXPORT int fstatfs(int fd, struct statfs* b) {
+  RECORD(int, REAL(fstatfs)(fd, b), fstatfs, fd, L(b));
+}
+IORR_EXPORT int fstatfs64(int fd, struct statfs64* b) {
+  RECORD(int, REAL(fstatfs64)(fd, b), fstatfs, fd, L(b));
+}
+IORR_EXPORT ssize_t getdents64(int fd, void* buf, size_t n) {
+  RECORD(ssize_t, REAL(getdents64)(fd, buf, n), getdents64, fd, L(buf), L(n));
+}
+IORR_EXPORT ssize_t getxattr(const char* p, const char* nm, void* v, size_t n) {
+  RECORD(ssize_t, REAL(getxattr)(p, nm, v, n), getxattr, L(p), L(nm), L(v), L(n));
+}
+IORR_EXPORT ssize_t lgetxattr(const char* p, const char* nm, void* v, size_t n) {
+  RECORD(ssize_t, REAL(lgetxattr)(p, nm, v, n), lgetxattr, L(p), L(nm), L(v), L(n));
+}
+IORR_EXPORT ssize_t fgetxattr(int fd, const char* nm, void* v, size_t n) {
+  RECORD(ssize_t, REAL(fgetxattr)(fd, nm, v, n), fgetxattr, fd, L(nm), L(v), L(n));
+}
+IORR_EXPORT ssize_t listxattr(const char* p, char* l, size_t n) {
+  RECORD(ssize_t, REAL(listxattr)(p, l, n), listxattr, L(p), L(l), L(n));
+}
+IORR_EXPORT ssize_t llistxattr(const char* p, char* l, size_t n) {
+  RECORD(ssize_t, REAL(llistxattr)(p, l, n), llistxattr, L(p), L(l), L(n));
+}
+IORR_EXPORT ssize_t flistxattr(int fd, char* l, size_t n) {
+  RECORD(ssize_t, REAL(flistxattr)(fd, l, n), flistxattr, fd, L(l), L(n));
+}
+IORR_EXPORT int setxattr(const char* p, const char* nm, const void* v, size_t n, int fl) {
+  RECORD(int, REAL(setxattr)(p, nm, v, n, fl), setxattr, L(p), L(nm), L(v), L(n), fl);
+}
+IORR_EXPORT int lsetxattr(const char* p, const char* nm, const void* v, size_t n, int fl) {
+  RECORD(int, REAL(lsetxattr)(p, nm, v, n, fl), lsetxattr, L(p), L(nm), L(v), L(n), fl);
+}
+IORR_EXPORT int fsetxattr(int fd, const char* nm, const void* v, size_t n, int fl) {
+  RECORD(int, REAL(fsetxattr)(fd, nm, v, n, fl), fsetxattr, fd, L(nm), L(v), L(n), fl);
+}
+IORR_EXPORT int removexattr(const char* p, const char* nm) {
+  RECORD(int, REAL(removexattr)(p, nm), removexattr, L(p), L(nm));
+}
+IORR_EXPORT int lremovexattr(const char* p, const char* nm) {
+  RECORD(int, REAL(lremovexattr)(p, nm), lremovexattr, L(p), L(nm));
+}
+IORR_EXPORT int fremovexattr(int fd, const char* nm) {
+  RECORD(int, REAL(fremovexattr)(fd, nm), fremovexattr, fd, L(nm));
+}
+IORR_EXPORT int chmod(const char* p, mode_t m) { RECORD(int, REAL(chmod)(p, m), chmod, L(p), m); }
+IORR_EXPORT int fchmod(int fd, mode_t m) { RECORD(int, REAL(fchmod)(fd, m), fchmod, fd, m); }
+IORR_EXPORT int fchmodat(int d, const char* p, mode_t m, int fl) {
+  RECORD(int, REAL(fchmodat)(d, p, m, fl), fchmodat, d, L(p), m);
+}
+IORR_EXPORT int chown(const char* p, uid_t u, gid_t g) {
+  RECORD(int, REAL(chown)(p, u, g), chown, L(p), static_cast<int>(u), static_cast<int>(g));
+}
+IORR_EXPORT int fchown(int fd, uid_t u, gid_t g) {
+  RECORD(int, REAL(fchown)(fd, u, g), fchown, fd, static_cast<int>(u), static_cast<int>(g));
+}
+IORR_EXPORT int lchown(const char* p, uid_t u, gid_t g) {
+  RECORD(int, REAL(lchown)(p, u, g), lchown, L(p), static_cast<int>(u), static_cast<int>(g));
+}
+IORR_EXPORT int fchownat(int d, const char* p, uid_t u, gid_t g, int fl) {
+  RECORD(int, REAL(fchownat)(d, p, u, g, fl), fchownat, d, L(p), static_cast<int>(u),
+         static_cast<int>(g), fl);
+}
+IORR_EXPORT int utimensat(int d, const char* p, const struct timespec* t, int fl) {
+  RECORD(int, REAL(utimensat)(d, p, t, fl), utimensat, d, L(p), L(t), fl);
+}
+IORR_EXPORT int futimens(int fd, const struct timespec* t) {
+  RECORD(int, REAL(futimens)(fd, t), utimensat, fd, 0, L(t), 0);
+}
+IORR_EXPORT int utimes(const char* p, const struct timeval* t) {
+  RECORD(int, REAL(utimes)(p, t), utimensat, kAtFdcwd, L(p), L(t), 0);
+}
+IORR_EXPORT int lutimes(const char* p, const struct timeval* t) {
+  RECORD(int, REAL(lutimes)(p, t), utimensat, kAtFdcwd, L(p), L(t), AT_SYMLINK_NOFOLLOW);
+}
+IORR_EXPORT int futimes(int fd, const struct timeval* t) {
+  RECORD(int, REAL(futimes)(fd, t), utimensat, fd, 0, L(t), 0);
+}
+IORR_EXPORT int utime(const char* p, const struct utimbuf* t) {
+  RECORD(int, REAL(utime)(p, t), utimensat, kAtFdcwd, L(p), L(t), 0);
+}
+
+// ---- fd table, cwd ----
+
+IORR_EXPORT int dup(int fd) { RECORD(int, REAL(dup)(fd), dup, fd); }
+IORR_EXPORT int dup2(int a, int b) {
+  if (a != b && !iorr::recorder::VacateFd(b)) {
+    errno = EBUSY;
+    return -1;
+  }
+  RECORD(int, REAL(dup2)(a, b), dup2, a, b);
+}
+IORR_EXPORT int dup3(int a, int b, int fl) {
+  if (!iorr::recorder::VacateFd(b)) {
+    errno = EBUSY;
+    return -1;
+  }
+  RECORD(int, REAL(dup3)(a, b, fl), dup3, a, b, fl);
+}
+
+#define VA_POINTER(last)        \
+  void* arg = nullptr;          \
+  {                             \
+    va_list ap;                 \
+    va_start(ap, last);         \
+    arg = va_arg(ap, void*);    \
+    va_end(ap);                 \
+  }
+
+IORR_EXPORT int fcntl(int fd, int cmd, ...) {
+  VA_POINTER(cmd);
+  RECORD(int, REAL(fcntl)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
+}
+IORR_EXPORT int fcntl64(int fd, int cmd, ...) {
+  VA_POINTER(cmd);
+  RECORD(int, REAL(fcntl64)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
+}
+IORR_EXPORT int ioctl(int fd, unsigned long req, ...) {
+  VA_POINTER(req);
+  RECORD(int, REAL(ioctl)(fd, req, arg), ioctl, fd, L(req), L(arg));
+}
+IORR_EXPORT int chdir(const char* p) { RECORD(int, REAL(chdir)(p), chdir, L(p)); }
+IORR_EXPORT int fchdir(int fd) { RECORD(int, REAL(fchdir)(fd), fchdir, fd); }
+IORR_EXPORT mode_t umask(mode_t m) {
+  Call c;
+  bool on = BeginCall(&c);
+  mode_t r = REAL(umask)(m);
+  if (on) {
+    long k[6] = {static_cast<long>(m)};
+    EndCall(&c, CallId::umask, k, static_cast<long>(r));
+  }
+  return r;
+}
+IORR_EXPORT int flock(int fd, int op) { RECORD(int, REAL(flock)(fd, op), flock, fd, op); }
+
+// ---- mappings, fds that are not files ----
+
+IORR_EXPORT void* mmap(void* a, size_t n, int prot, int fl, int fd, off_t off) {
+  RECORD(void*, REAL(mmap)(a, n, prot, fl, fd, off), mmap, L(a), L(n), prot, fl, fd, off);
+}
+IORR_EXPORT void* mmap64(void* a, size_t n, int prot, int fl, int fd, off_t off) {
+  RECORD(void*, REAL(mmap64)(a, n, prot, fl, fd, off), mmap, L(a), L(n), prot, fl, fd, off);
+}
+IORR_EXPORT int munmap(void* a, size_t n) { RECORD(int, REAL(munmap)(a, n), munmap, L(a), L(n)); }
+IORR_EXPORT int pipe(int* fds) { RECORD(int, REAL(pipe)(fds), pipe2, L(fds), 0); }
+IORR_EXPORT int pipe2(int* fds, int fl) { RECORD(int, REAL(pipe2)(fds, fl), pipe2, L(fds), fl); }
+IORR_EXPORT int socket(int d, int t, int p) { RECORD(int, REAL(socket)(d, t, p), socket, d, t, p); }
+IORR_EXPORT int socketpair(int d, int t, int p, int* sv) {
+  RECORD(int, REAL(socketpair)(d, t, p, sv), socketpair, d, t, p, L(sv));
+}
+IORR_EXPORT int accept(int fd, struct sockaddr* a, socklen_t* l) {
+  RECORD(int, REAL(accept)(fd, a, l), accept, fd, L(a), L(l));
+}
+IORR_EXPORT int accept4(int fd, struct sockaddr* a, socklen_t* l, int fl) {
+  RECORD(int, REAL(accept4)(fd, a, l, fl), accept4, fd, L(a), L(l), fl);
+}
+IORR_EXPORT int eventfd(unsigned v, int fl) { RECORD(int, REAL(eventfd)(v, fl), eventfd2, v, fl); }
+IORR_EXPORT int memfd_create(const char* nm, unsigned fl) {
+  RECORD(int, REAL(memfd_create)(nm, fl), memfd_create, L(nm), fl);
+}
+IORR_EXPORT int epoll_create1(int fl) { RECORD(int, REAL(epoll_create1)(fl), epoll_create1, fl); }
+
+// ---- processes ----
+
+// vfork's child would return through this wrapper's frame, which the parent still needs; fork
+// gives the same behaviour to every correct use of vfork (exec or _exit next).
+IORR_EXPORT pid_t fork() {
+  Call c;
+  bool on = BeginCall(&c);
+  pid_t r = REAL(fork)();
+  if (r == 0) {
+    iorr::recorder::AfterForkChild();  // also run by pthread_atfork; harmless twice
+    return 0;
+  }
+  if (on) {
+    long k[6] = {kForkFlags};
+    EndCall(&c, CallId::clone, k, KernelRet(r, errno));
+  }
+  return r;
+}
+IORR_EXPORT pid_t vfork() { return fork(); }
+
+namespace {
+
+// execve with the recording carried into the new image. The envp copy lives on this stack.
+int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
+  int n = 0;
+  for (char* const* p = envp; p && *p; ++p) ++n;
+  int cap = n + 16;
+  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
+  const int buf_cap = 16384;
+  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
+  Call c;
+  bool on = BeginCall(&c);
+  int64_t start = on ? c.start : iorr::recorder::NowNs();
+  bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
+  iorr::recorder::FlushAll();  // the new image starts with empty buffers
+  int r = REAL(execve)(path, argv, ok ? env2 : envp);
+  if (on) {
+    long k[6] = {L(path), L(argv), L(envp)};
+    EndCall(&c, CallId::execve, k, KernelRet(r, errno));
+  }
+  return r;
+}
+
+// execvp's search of PATH, as glibc does it, so each attempt goes through ExecveRecorded.
+int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
+  if (file == nullptr || *file == 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  if (strchr(file, '/')) {
+    ExecveRecorded(file, argv, envp);
+  } else {
+    const char* path = getenv("PATH");
+    if (path == nullptr) path = "/bin:/usr/bin";
+    size_t flen = strnlen(file, NAME_MAX + 1);
+    if (flen > NAME_MAX) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    bool eacces = false;
+    char buf[PATH_MAX];
+    for (const char* p = path;; ++p) {
+      const char* e = strchrnul(p, ':');
+      size_t dlen = static_cast<size_t>(e - p);
+      if (dlen + flen + 2 <= sizeof(buf)) {
+        memcpy(buf, p, dlen);
+        size_t off = dlen;
+        if (dlen > 0) buf[off++] = '/';
+        memcpy(buf + off, file, flen + 1);
+        ExecveRecorded(buf, argv, envp);
+        if (errno == EACCES) eacces = true;
+        else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
+                 errno != ETIMEDOUT)
+          return -1;
+      }
+      if (*e == 0) break;
+      p = e;
+    }
+    if (eacces) errno = EACCES;
+  }
+  return -1;
+}
+
+}  // namespace
+
+IORR_EXPORT int execve(const char* path, char* const* argv, char* const* envp) {
+  return ExecveRecorded(path, argv, envp);
+}
+IORR_EXPORT int execv(const char* path, char* const* argv) {
+  return ExecveRecorded(path, argv, environ);
+}
+IORR_EXPORT int execvp(const char* file, char* const* argv) {
+  return ExecvpeRecorded(file, argv, environ);
+}
+IORR_EXPORT int execvpe(const char* file, char* const* argv, char* const* envp) {
+  return ExecvpeRecorded(file, argv, envp);
+}
+
+#define COLLECT_ARGS(first, last_named, env_out)                                     \
+  int argc_ = 1;                                                                     \
+  {                                                                                  \
+    va_list ap;                                                                      \
+    va_start(ap, last_named);                                                        \
+    while (va_arg(ap, char*) != nullptr) ++argc_;                                    \
+    va_end(ap);                                                                      \
+  }                                                                                  \
+  char** argv_ = static_cast<char**>(__builtin_alloca(sizeof(char*) * (argc_ + 1))); \
+  argv_[0] = const_cast<char*>(first);                                               \
+  char* const* env_out = environ;                                                    \
+  {                                                                                  \
+    va_list ap;                                                                      \
+    va_start(ap, last_named);                                                        \
+    for (int i = 1; i <= argc_; ++i) argv_[i] = va_arg(ap, char*);                   \
+    if (env_out == environ && with_env_) env_out = va_arg(ap, char* const*);         \
+    va_end(ap);                                                                      \
+  }
+
+IORR_EXPORT int execl(const char* path, const char* arg, ...) {
+  const bool with_env_ = false;
+  COLLECT_ARGS(arg, arg, envv);
+  return ExecveRecorded(path, argv_, envv);
+}
+IORR_EXPORT int execlp(const char* file, const char* arg, ...) {
+  const bool with_env_ = false;
+  COLLECT_ARGS(arg, arg, envv);
+  return ExecvpeRecorded(file, argv_, envv);
+}
+IORR_EXPORT int execle(const char* path, const char* arg, ...) {
+  const bool with_env_ = true;
+  COLLECT_ARGS(arg, arg, envv);
+  return ExecveRecorded(path, argv_, envv);
+}
+
+namespace {
+int SpawnRecorded(bool search, pid_t* pid, const char* file,
+                  const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
+                  char* const* argv, char* const* envp) {
+  int n = 0;
+  for (char* const* p = envp; p && *p; ++p) ++n;
+  int cap = n + 16;
+  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
+  const int buf_cap = 16384;
+  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
+  Call c;
+  bool on = BeginCall(&c);
+  int64_t start = on ? c.start : iorr::recorder::NowNs();
+  bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
+  pid_t child = 0;
+  int r = search ? REAL(posix_spawnp)(&child, file, fa, attr, argv, ok ? env2 : envp)
+                 : REAL(posix_spawn)(&child, file, fa, attr, argv, ok ? env2 : envp);
+  if (pid) *pid = child;
+  if (on) {
+    // glibc spawns with clone3(CLONE_VM|CLONE_VFORK|SIGCHLD).
+    long k[6] = {0x4000 | 0x100 | 17, 88};
+    EndCall(&c, CallId::clone3, k, r == 0 ? child : -static_cast<long>(r));
+  }
+  return r;
+}
+}  // namespace
+
+IORR_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* fa,
+                            const posix_spawnattr_t* attr, char* const* argv, char* const* envp) {
+  return SpawnRecorded(false, pid, path, fa, attr, argv, envp);
+}
+IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa,
+                             const posix_spawnattr_t* attr, char* const* argv,
+                             char* const* envp) {
+  return SpawnRecorded(true, pid, file, fa, attr, argv, envp);
+}
+
+IORR_EXPORT void _exit(int status) {
+  Call c;
+  if (BeginCall(&c)) {
+    long k[6] = {status};
+    EndCall(&c, CallId::exit_group, k, 0);
+  }
+  iorr::recorder::FlushAll();
+  REAL(_exit)(status);
+  __builtin_unreachable();
+}
+IORR_EXPORT void _Exit(int status) { _exit(status); }
+
+// syscall(): calls of the table are recorded like their libc counterparts.
+IORR_EXPORT long syscall(long nr, ...) {
+  long a[6];
+  va_list ap;
+  va_start(ap, nr);
+  for (long& v : a) v = va_arg(ap, long);
+  va_end(ap);
+  if (nr == SYS_exit_group || nr == SYS_exit) iorr::recorder::FlushAll();
+  if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
+  const iorr::trace::CallSpec* spec = nullptr;
+  for (const auto& c : iorr::trace::kCalls)
+    if (c.nr == nr) spec = &c;
+  bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
+  Call c;
+  bool on = recordable && BeginCall(&c);
+  long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+  if (on) EndCall(&c, static_cast<CallId>(spec->tag), a, KernelRet(r, errno));
+  return r;
+}

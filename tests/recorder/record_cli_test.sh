@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The `iorr record` launcher seen from outside: exit status passthrough (128+N for a signal),
+# 125/126/127 for its own failures and unrunnable commands (one line on stderr), the trace
+# it leaves (readable by stats, header fields, the end record), --snapshot notes, --quiet, and
+# that the program's arguments and output pass through unchanged.
+# Usage: record_cli_test.sh /path/to/iorr [/path/to/libiorr-preload.so]
+# The library defaults to <dir of iorr>/../lib/libiorr-preload.so; without it the test is skipped.
+set -u
+IORR=${1:?usage: $0 /path/to/iorr [preload library]}
+IORR=$(realpath "$IORR")
+LIB=${2:-$(dirname "$IORR")/../lib/libiorr-preload.so}
+if [ ! -f "$LIB" ]; then
+  echo "SKIP: $LIB does not exist (the recorder library is not built yet)"
+  exit 77
+fi
+export IORR_PRELOAD_LIB
+IORR_PRELOAD_LIB=$(realpath "$LIB")
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/iorr_record_cli.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+cd "$DIR" || exit 1
+
+fails=0
+fail() {
+  echo "FAIL: $*" >&2
+  fails=$((fails + 1))
+}
+# expect_exit CODE CMD...: runs CMD, checks its exit code; for the launcher's own failures
+# (125, 126, 127) also that stderr is exactly one line starting with "iorr: ".
+expect_exit() {
+  local want=$1
+  shift
+  "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ "$rc" -eq "$want" ] || fail "$* exited $rc, want $want (stderr: $(cat err.txt))"
+  if [ "$want" -ge 125 ] && [ "$want" -le 127 ]; then
+    [ "$(wc -l <err.txt)" -eq 1 ] && grep -q '^iorr: ' err.txt ||
+      fail "$*: want one 'iorr: ' line on stderr, got: $(cat err.txt)"
+  fi
+}
+
+# The program's exit status, and 128+N when signal N kills it.
+expect_exit 0 "$IORR" record -o t.iorr -- true
+expect_exit 3 "$IORR" record -o t.iorr -- sh -c 'exit 3'
+expect_exit 143 "$IORR" record -o t.iorr -- sh -c 'kill -TERM $$'
+expect_exit 137 "$IORR" record -o t.iorr -- sh -c 'kill -KILL $$'
+"$IORR" record -q -o t.iorr -- sh -c 'kill -TERM $$'
+[ $? -eq 143 ] || fail "killed by SIGTERM: want 143"
+
+# Commands that cannot be run.
+expect_exit 127 "$IORR" record -o t.iorr -- no-such-command-iorr
+grep -qx 'iorr: no-such-command-iorr: No such file or directory' err.txt ||
+  fail "missing command message: $(cat err.txt)"
+printf '#!/bin/sh\nexit 0\n' >noexec.sh
+chmod 0644 noexec.sh
+expect_exit 126 "$IORR" record -o t.iorr -- ./noexec.sh
+mkdir adir
+expect_exit 126 "$IORR" record -o t.iorr -- ./adir
+
+# The launcher's own failures: 125, and no trace left behind when the program never started.
+expect_exit 125 "$IORR" record -o no-such-dir/t.iorr -- true
+expect_exit 125 "$IORR" record -o "$DIR" -- true
+expect_exit 125 "$IORR" record -o bad.iorr --time-unit 7 -- true
+expect_exit 125 "$IORR" record -o bad.iorr --no-such-option -- true
+expect_exit 125 "$IORR" record -o bad.iorr --
+expect_exit 125 "$IORR" record -- true
+expect_exit 125 "$IORR" record -o bad.iorr --snapshot no-such-dir -- true
+IORR_PRELOAD_LIB=$DIR/no-such-lib.so expect_exit 125 "$IORR" record -o bad.iorr -- true
+[ ! -e bad.iorr ] || fail "a failed launch left bad.iorr behind"
+
+# Arguments, stdout and stdin pass through unchanged; -q keeps stderr quiet; the summary is
+# one line otherwise.
+out=$(echo input |
+  "$IORR" record -q -o t.iorr -- sh -c 'printf "%s|" "$@"; cat' sh 'a b' '' "c'd" 2>err.txt)
+[ "$out" = "a b||c'd|input" ] || fail "program output: $out"
+[ ! -s err.txt ] || fail "-q printed: $(cat err.txt)"
+"$IORR" record -o t.iorr -- true 2>err.txt
+[ "$(wc -l <err.txt)" -eq 1 ] &&
+  grep -q '^iorr: recorded [0-9,]* events\? in .* into t.iorr, ' err.txt ||
+  fail "summary line: $(cat err.txt)"
+
+# The trace: stats reads it without warnings, the header describes the run.
+"$IORR" record -q -o t.iorr --time-unit 100 -- sh -c 'echo x >f; cat f >/dev/null; rm f' ||
+  fail "recording a small script failed"
+"$IORR" stats t.iorr >stats.txt 2>err.txt || fail "iorr stats failed: $(cat err.txt)"
+[ ! -s err.txt ] || fail "iorr stats warned: $(cat err.txt)"
+grep -q '^trace .*100 ns resolution, source record' stats.txt || fail "stats: $(head -1 stats.txt)"
+"$IORR" dump t.iorr >dump.txt 2>err.txt || fail "iorr dump failed: $(cat err.txt)"
+[ ! -s err.txt ] || fail "iorr dump warned: $(cat err.txt)"
+grep -q '^# iorr trace format 1, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
+grep -qx "# cwd: $DIR" dump.txt || fail "header lacks cwd $DIR"
+grep -qxF "# cmdline: sh -c 'echo x >f; cat f >/dev/null; rm f'" dump.txt ||
+  fail "header cmdline: $(grep '^# cmdline' dump.txt)"
+grep -qx '# source: record' dump.txt || fail "header lacks source: record"
+grep -q '^# tool: iorr .* record$' dump.txt || fail "header lacks the tool"
+want_umask=$(umask | sed 's/^0*//')
+grep -qx "# umask: 0*$want_umask" dump.txt || fail "header umask: $(grep umask dump.txt)"
+grep -q '^# recorder_pid: [0-9][0-9]*$' dump.txt || fail "header lacks recorder_pid"
+grep -q '^# kernel: Linux ' dump.txt || fail "header lacks the kernel"
+grep -q '^# mount:/: [^ ]* [^ ]* ' dump.txt || fail "header lacks the root mount"
+grep -q '^# mount:/proc: ' dump.txt && fail "header lists /proc"
+
+# --snapshot: notes before the program's events, and its time reported on its own.
+mkdir -p tree/sub && echo hello >tree/sub/file && ln -s file tree/sub/link
+"$IORR" record -o s.iorr --snapshot tree -- true 2>err.txt || fail "--snapshot run failed"
+grep -q '^iorr: snapshot of tree: 4 entries in ' err.txt || fail "snapshot report: $(cat err.txt)"
+"$IORR" dump s.iorr >s.txt 2>err.txt || fail "dump of s.iorr failed: $(cat err.txt)"
+grep -qx '# note: snapshot-begin tree' s.txt || fail "no snapshot-begin note"
+grep -q '^# note: snapshot-end tree [0-9.]*$' s.txt || fail "no snapshot-end note"
+grep -qF '# note: snapshot 0755 d ' s.txt || fail "no snapshot entries"
+for want in 'd [0-9]* tree/sub' 'f 6 tree/sub/file' 'l 4 tree/sub/link'; do
+  grep -q "snapshot 0[0-7]* $want\(\\\\n\|$\)" s.txt ||
+    fail "snapshot lacks '$want': $(grep snapshot s.txt)"
+done
+
+# Processes left running: the launcher waits for them (they are recorded to the end).
+start=$(date +%s%N)
+"$IORR" record -q -o o.iorr -- sh -c 'sleep 1 & exit 0' || fail "orphan run failed"
+elapsed=$((($(date +%s%N) - start) / 1000000))
+[ "$elapsed" -ge 900 ] || fail "did not wait for the orphaned sleep (${elapsed} ms)"
+
+# SIGTERM sent to the launcher reaches the program.
+"$IORR" record -q -o k.iorr -- sleep 30 &
+pid=$!
+for _ in $(seq 50); do  # until the program runs (up to 5 s)
+  ps -o comm= --ppid "$pid" 2>/dev/null | grep -qx sleep && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "forwarded SIGTERM: exit $rc, want 143"
+"$IORR" stats k.iorr >/dev/null 2>err.txt || fail "stats of k.iorr failed: $(cat err.txt)"
+[ ! -s err.txt ] || fail "k.iorr is not a clean trace: $(cat err.txt)"
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails check(s) failed" >&2
+  exit 1
+fi
+echo "record CLI: all checks passed"

@@ -1,0 +1,799 @@
+// `iorr record -o TRACE -- COMMAND [ARGS...]`: the launcher. Writes the trace's header record,
+// sets up the shared state page and the environment of recorder/protocol.h, runs COMMAND with
+// libiorr-preload.so (whose processes append their chunks to the same file), waits as their
+// subreaper until every process of the tree has exited, then counts what was recorded and writes
+// the end record. Single-threaded; the signal handlers only use async-signal-safe calls.
+#include <fcntl.h>
+#include <fts.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recorder/protocol.h"
+#include "tools/iorr/cli.h"
+#include "traces/format.h"
+#include "traces/header.h"
+#include "traces/reader.h"
+
+extern char** environ;
+
+namespace iorr::cli {
+namespace {
+
+namespace rec = iorr::recorder;
+
+// Overrides where the launcher looks for the library (tests, uninstalled builds).
+constexpr const char* kEnvPreloadLib = "IORR_PRELOAD_LIB";
+constexpr const char* kLibName = "libiorr-preload.so";
+// The fds the children inherit go below min(soft RLIMIT_NOFILE, this) - 8: a process's fd table
+// grows to its highest fd and is copied at every fork, so a limit of 1M must not mean fd 1M.
+constexpr long kHighFdCeiling = 4096;
+constexpr size_t kNoteBytes = 64 << 10;  // snapshot lines per note record, at most
+
+struct Options {
+  std::string trace;
+  uint32_t time_unit_ns = 1000;
+  std::vector<std::string> snapshots;
+  bool quiet = false;
+  std::vector<std::string> command;
+  bool dash_dash = false;  // the command came after "--"
+};
+
+[[noreturn]] void Fail(const std::string& what) { throw Error(what, rec::kExitRecorderError); }
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+int64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// argv joined by spaces, each word single-quoted when the shell would otherwise change it.
+std::string ShellQuote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& w : argv) {
+    if (!out.empty()) out.push_back(' ');
+    bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::strchr("_@%+=:,./-", c) != nullptr;
+    });
+    if (plain) {
+      out += w;
+      continue;
+    }
+    out.push_back('\'');
+    for (char c : w) {
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out.push_back(c);
+    }
+    out.push_back('\'');
+  }
+  return out;
+}
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string UnescapeMountinfo(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      int c = (s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0');
+      out.push_back(static_cast<char>(c));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+bool PseudoFileSystem(std::string_view fstype) {
+  static constexpr std::string_view kPseudo[] = {
+      "proc",     "sysfs",     "devpts",     "mqueue",  "debugfs",    "tracefs",
+      "securityfs", "pstore",  "bpf",        "configfs", "fusectl",   "hugetlbfs",
+      "autofs",   "binfmt_misc", "nsfs",     "rpc_pipefs", "efivarfs"};
+  if (fstype.substr(0, 6) == "cgroup") return true;
+  return std::find(std::begin(kPseudo), std::end(kPseudo), fstype) != std::end(kPseudo);
+}
+
+// One "mount:<mount point>" field per real file system in /proc/self/mountinfo; a mount point
+// mounted over keeps the value of the mount that is visible (the last one).
+void AddMountFields(trace::Header& h) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mount-point options [optional...] - fstype source super-options
+    std::vector<std::string_view> f;
+    std::string_view rest = line;
+    while (!rest.empty()) {
+      size_t sp = rest.find(' ');
+      f.push_back(rest.substr(0, sp));
+      rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    }
+    auto dash = std::find(f.begin() + std::min<size_t>(f.size(), 6), f.end(), "-");
+    if (f.size() < 6 || f.end() - dash < 4) continue;
+    std::string_view fstype = dash[1], source = dash[2], super = dash[3];
+    if (PseudoFileSystem(fstype)) continue;
+    std::string key = std::string(trace::key::kMountPrefix) + UnescapeMountinfo(f[4]);
+    h.Set(key, std::string(source) + " " + std::string(fstype) + " " + std::string(f[5]) + "," +
+                   std::string(super));
+  }
+}
+
+// Duplicates fd (without FD_CLOEXEC) to a high number, out of the way of the program's own fds.
+int DupHigh(int fd) {
+  long soft = kHighFdCeiling;
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      rl.rlim_cur < static_cast<rlim_t>(soft))
+    soft = static_cast<long>(rl.rlim_cur);
+  const long bases[] = {std::max(soft - 8, 100L), soft - 8, soft / 2, 10, 3};
+  int err = EMFILE;
+  for (long base : bases) {
+    if (base < 3) continue;
+    int high = fcntl(fd, F_DUPFD, base);
+    if (high >= 0) return high;
+    err = errno;
+  }
+  errno = err;
+  return -1;
+}
+
+void WriteAll(int fd, const void* data, size_t n, const std::string& what) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) Fail("cannot write " + what + ": " + ErrnoText(w < 0 ? errno : ENOSPC));
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Returns the bytes written.
+size_t WriteNote(int fd, std::string_view text, const std::string& trace) {
+  std::vector<uint8_t> buf(text.size() + 16);
+  size_t n = trace::FrameRecord(trace::RecordType::kNote,
+                                reinterpret_cast<const uint8_t*>(text.data()), text.size(),
+                                buf.data());
+  WriteAll(fd, buf.data(), n, trace);
+  return n;
+}
+
+// The recorder library: $IORR_PRELOAD_LIB, else <dir of this executable>/../lib.
+std::string FindLibrary() {
+  std::string path;
+  const char* env = std::getenv(kEnvPreloadLib);
+  if (env != nullptr && *env != '\0') {
+    path = env;
+  } else {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) Fail(std::string("cannot find the recorder library: /proc/self/exe: ") +
+                     ErrnoText(errno) + " (set " + kEnvPreloadLib + ")");
+    std::string dir(exe, static_cast<size_t>(n));
+    dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
+    path = dir + "/../lib/" + kLibName;
+  }
+  char real[PATH_MAX];
+  struct stat st {};
+  if (realpath(path.c_str(), real) == nullptr || ::stat(real, &st) != 0)
+    Fail("cannot find the recorder library " + path + ": " + ErrnoText(errno) +
+         (env != nullptr && *env != '\0' ? "" : std::string(" (set ") + kEnvPreloadLib + ")"));
+  if (!S_ISREG(st.st_mode)) Fail(std::string("the recorder library ") + real + " is not a file");
+  std::string lib = real;
+  if (lib.find_first_of(": \t") != std::string::npos)
+    Fail("the recorder library's path cannot go into LD_PRELOAD (it holds a colon or a space): " +
+         lib);
+  return lib;
+}
+
+// ---- --snapshot ----
+
+struct SnapshotResult {
+  uint64_t entries = 0;
+  uint64_t errors = 0;
+  uint64_t bytes = 0;  // of note records
+  double seconds = 0;
+};
+
+char TypeLetter(mode_t m) {
+  if (S_ISREG(m)) return 'f';
+  if (S_ISDIR(m)) return 'd';
+  if (S_ISLNK(m)) return 'l';
+  if (S_ISCHR(m)) return 'c';
+  if (S_ISBLK(m)) return 'b';
+  if (S_ISFIFO(m)) return 'p';
+  if (S_ISSOCK(m)) return 's';
+  return '?';
+}
+
+// Paths are one per line: a backslash and a newline in a name are written as \\ and \n.
+void AppendPath(std::string& out, const char* path) {
+  for (const char* p = path; *p; ++p) {
+    if (*p == '\\')
+      out += "\\\\";
+    else if (*p == '\n')
+      out += "\\n";
+    else
+      out.push_back(*p);
+  }
+}
+
+int CompareNames(const FTSENT** a, const FTSENT** b) {
+  return std::strcmp((*a)->fts_name, (*b)->fts_name);
+}
+
+// Walks dir (its own symlink followed, no other; one file system) and stores what it finds as
+// note records: "snapshot-begin DIR", batches of "snapshot <mode> <type> <size> <path>" lines
+// (unreadable entries: "snapshot-error <reason> <path>"), "snapshot-end DIR <seconds>".
+SnapshotResult Snapshot(int fd, const std::string& dir, const std::string& trace) {
+  SnapshotResult r;
+  int64_t start = NowNs(CLOCK_MONOTONIC);
+  r.bytes += WriteNote(fd, "snapshot-begin " + dir, trace);
+  std::string batch;
+  auto add_line = [&](const std::string& line) {
+    if (!batch.empty() && batch.size() + 1 + line.size() > kNoteBytes) {
+      r.bytes += WriteNote(fd, batch, trace);
+      batch.clear();
+    }
+    if (!batch.empty()) batch.push_back('\n');
+    batch += line;
+  };
+  std::string root = dir;
+  char* roots[] = {root.data(), nullptr};
+  FTS* fts = fts_open(roots, FTS_PHYSICAL | FTS_COMFOLLOW | FTS_XDEV | FTS_NOCHDIR, CompareNames);
+  if (fts == nullptr) Fail("--snapshot " + dir + ": " + ErrnoText(errno));
+  std::string line;
+  char num[64];
+  while (FTSENT* e = fts_read(fts)) {
+    line.clear();
+    switch (e->fts_info) {
+      case FTS_DP:
+        continue;
+      case FTS_NS:
+      case FTS_ERR:
+      case FTS_DNR:
+        if (e->fts_info == FTS_DNR) {  // the directory itself is known, its entries are not
+          ++r.entries;
+          const struct stat& st = *e->fts_statp;
+          std::snprintf(num, sizeof num, "snapshot %04o d %lld ", st.st_mode & 07777u,
+                        static_cast<long long>(st.st_size));
+          line = num;
+          AppendPath(line, e->fts_path);
+          add_line(line);
+          line.clear();
+        }
+        ++r.errors;
+        line = "snapshot-error " + ErrnoText(e->fts_errno);
+        std::replace(line.begin() + 15, line.end(), ' ', '_');  // one word
+        line.push_back(' ');
+        AppendPath(line, e->fts_path);
+        add_line(line);
+        continue;
+      default: {
+        ++r.entries;
+        const struct stat& st = *e->fts_statp;
+        std::snprintf(num, sizeof num, "snapshot %04o %c %lld ", st.st_mode & 07777u,
+                      TypeLetter(st.st_mode), static_cast<long long>(st.st_size));
+        line = num;
+        AppendPath(line, e->fts_path);
+        add_line(line);
+      }
+    }
+  }
+  int err = errno;
+  fts_close(fts);
+  if (err != 0) {
+    ++r.errors;
+    std::string reason = ErrnoText(err);
+    std::replace(reason.begin(), reason.end(), ' ', '_');
+    line = "snapshot-error " + reason + " ";
+    AppendPath(line, dir.c_str());
+    add_line(line);
+  }
+  if (!batch.empty()) r.bytes += WriteNote(fd, batch, trace);
+  r.seconds = static_cast<double>(NowNs(CLOCK_MONOTONIC) - start) / 1e9;
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.6f", r.seconds);
+  r.bytes += WriteNote(fd, "snapshot-end " + dir + " " + secs, trace);
+  return r;
+}
+
+// ---- signals ----
+
+constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+constexpr int kIgnored[] = {SIGINT, SIGQUIT};  // the terminal sends them to the program too
+// Every signal whose disposition the launcher changes before the fork; the child restores them.
+constexpr int kChanged[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGINT, SIGQUIT, SIGCHLD};
+
+std::atomic<pid_t> g_main_child{0};  // 0 once the main child has been reaped
+std::atomic<bool> g_alarm{false};
+char g_children_path[64];  // /proc/self/task/<pid>/children: our children, orphans included
+
+// Sends sig (0: none) to each of the launcher's children; returns how many there are. Only
+// async-signal-safe calls.
+int SignalChildren(int sig) {
+  int fd = ::open(g_children_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int count = 0;
+  long pid = -1;
+  char buf[256];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+        continue;
+      }
+      if (pid > 0) {
+        ++count;
+        if (sig != 0) kill(static_cast<pid_t>(pid), sig);
+      }
+      pid = -1;
+    }
+  }
+  if (pid > 0) {
+    ++count;
+    if (sig != 0) kill(static_cast<pid_t>(pid), sig);
+  }
+  ::close(fd);
+  return count;
+}
+
+// To the program while it runs; afterwards to the processes it left behind.
+extern "C" void ForwardSignal(int sig) {
+  int saved = errno;
+  pid_t child = g_main_child.load();
+  if (child > 0)
+    kill(child, sig);
+  else
+    SignalChildren(sig);
+  errno = saved;
+}
+
+extern "C" void OnAlarm(int) { g_alarm.store(true); }
+
+void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kForwarded) sigaddset(&sa.sa_mask, s);
+  sa.sa_flags = 0;  // no SA_RESTART: waitid returns EINTR and the loop looks at the flags
+  sigaction(sig, &sa, old);
+}
+
+// ---- the child ----
+
+// Between fork and exec: only async-signal-safe calls.
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, int err_pipe,
+                            const struct sigaction* saved, const sigset_t& mask) {
+  for (int s : kChanged) sigaction(s, &saved[s], nullptr);
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  execvpe(argv[0], argv, envp);  // PATH search as env(1) does
+  int err = errno;
+  while (::write(err_pipe, &err, sizeof err) < 0 && errno == EINTR) {
+  }
+  _exit(rec::kExitNotFound);
+}
+
+// ---- summary ----
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n < 1000) {
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+    return buf;
+  }
+  const char* unit[] = {"kB", "MB", "GB", "TB"};
+  double v = static_cast<double>(n) / 1000;
+  int u = 0;
+  while (v >= 999.95 && u < 3) {
+    v /= 1000;
+    ++u;
+  }
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return Thousands(n) + " " + (n == 1 ? one : many);
+}
+
+struct Counts {
+  uint64_t events = 0, chunks = 0;
+  std::set<uint64_t> streams;
+  std::set<uint32_t> pids;
+  bool problem = false;  // the trace could not be read to the end
+};
+
+// Reads the chunks back (by fd, so a program that renamed or removed the trace cannot hide it).
+// Cuts off an incomplete last record (a process killed mid-write, a full disk) so that the end
+// record follows whole records.
+Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
+  Counts c;
+  auto opened = trace::TraceReader::Open("/proc/self/fd/" + std::to_string(fd));
+  if (!opened.ok()) opened = trace::TraceReader::Open(trace);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "iorr: warning: cannot read back %s: %s\n", trace.c_str(),
+                 opened.status().message().c_str());
+    c.problem = true;
+    return c;
+  }
+  trace::TraceReader& r = **opened;
+  trace::Chunk chunk;
+  while (r.NextChunk(&chunk)) {
+    ++c.chunks;
+    if (chunk.meta.kind != trace::ChunkKind::kEvents) continue;
+    c.events += chunk.meta.events;
+    c.streams.insert(chunk.meta.stream_id);
+    c.pids.insert(chunk.meta.pid);
+  }
+  if (!r.status().ok()) {
+    std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), r.status().message().c_str());
+    c.problem = true;
+  } else if (r.info().truncated_bytes > 0) {
+    uint64_t cut = r.info().truncated_bytes;
+    c.problem = true;
+    if (ftruncate(fd, static_cast<off_t>(r.info().bytes)) == 0) {
+      std::string what = "removed " + std::to_string(cut) +
+                         " bytes of an incomplete record at the end of the trace";
+      try {
+        WriteNote(fd, "recorder: " + what, trace);
+      } catch (const Error&) {
+      }
+      if (!quiet) std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), what.c_str());
+    }
+  }
+  return c;
+}
+
+// ---- the launcher ----
+
+int Run(const Options& o) {
+  if (!o.dash_dash)
+    Fail("put -- before the command: iorr record -o TRACE -- COMMAND [ARGS...]");
+  if (o.command.empty() || o.command[0].empty()) Fail("no command to record");
+  if (!trace::ValidTimeUnit(o.time_unit_ns)) Fail("--time-unit must be 1, 10, 100 or 1000 (ns)");
+  if (o.trace.empty() || o.trace == "-") Fail("-o: the trace must be a file");
+  for (const std::string& dir : o.snapshots) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) Fail("--snapshot " + dir + ": " + ErrnoText(errno));
+    if (!S_ISDIR(st.st_mode)) Fail("--snapshot " + dir + ": not a directory");
+  }
+  const std::string lib = FindLibrary();
+
+  // 1. The trace and its header.
+  int fd = ::open(o.trace.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) Fail("cannot create " + o.trace + ": " + ErrnoText(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    Fail(o.trace + ": the trace must be a regular file");
+  }
+  bool started = false;
+  // Until the program starts, a failure removes the half-made trace.
+  struct Cleanup {
+    const std::string& path;
+    const bool& started;
+    ~Cleanup() {
+      if (!started) ::unlink(path.c_str());
+    }
+  } cleanup{o.trace, started};
+
+  trace::Header h;
+  h.core.version = trace::kFormatVersion;
+  h.core.time_unit_ns = o.time_unit_ns;
+  h.core.start_mono_ns = NowNs(CLOCK_MONOTONIC);
+  h.core.start_wall_ns = NowNs(CLOCK_REALTIME);
+  h.Set(trace::key::kTool, "iorr 0.1.0 record");
+  h.Set(trace::key::kSource, "record");
+  trace::AddMachineFields(h);
+  h.Set(trace::key::kCmdline, ShellQuote(o.command));
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) != nullptr) h.Set(trace::key::kCwd, cwd);
+  mode_t mask = umask(0);
+  umask(mask);
+  char octal[16];
+  std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(mask));
+  h.Set(trace::key::kUmask, octal);
+  h.Set("recorder_pid", std::to_string(getpid()));
+  int child_fd = DupHigh(fd);
+  if (child_fd < 0) Fail("cannot duplicate the trace's fd: " + ErrnoText(errno));
+  h.Set("trace_fd", std::to_string(child_fd));  // the recorded processes' fd for the trace
+  AddMountFields(h);
+  {
+    std::vector<trace::HeaderField> fields;
+    for (const auto& [k, v] : h.fields) fields.push_back({k, v});
+    std::vector<uint8_t> buf(trace::HeaderRecordSize(fields.data(), fields.size()));
+    size_t n = trace::EncodeHeaderRecord(h.core, fields.data(), fields.size(), buf.data(),
+                                         buf.size());
+    if (n == 0) Fail("trace header too large");
+    WriteAll(fd, buf.data(), n, o.trace);
+  }
+
+  // 2. The shared state page.
+  int shm_low = memfd_create("iorr-shared", MFD_CLOEXEC);
+  if (shm_low < 0) Fail("memfd_create: " + ErrnoText(errno));
+  if (ftruncate(shm_low, sizeof(rec::SharedState)) != 0) Fail("memfd: " + ErrnoText(errno));
+  void* mem =
+      mmap(nullptr, sizeof(rec::SharedState), PROT_READ | PROT_WRITE, MAP_SHARED, shm_low, 0);
+  if (mem == MAP_FAILED) Fail("mmap of the shared state: " + ErrnoText(errno));
+  int shm_fd = DupHigh(shm_low);
+  if (shm_fd < 0) Fail("cannot duplicate the shared state's fd: " + ErrnoText(errno));
+  ::close(shm_low);
+  auto* shared = static_cast<rec::SharedState*>(mem);  // zero-filled by the kernel
+  for (rec::ThreadSlot& s : shared->slot) {
+    s.unflushed_min.store(rec::kNever, std::memory_order_relaxed);
+    s.in_call_since.store(rec::kNever, std::memory_order_relaxed);
+  }
+  shared->slots = rec::kSharedSlots;
+  shared->version = 1;
+  shared->magic = rec::kSharedMagic;
+
+  // --snapshot, before the program starts; its time is reported on its own.
+  double snapshot_seconds = 0;
+  uint64_t snapshot_bytes = 0;
+  for (const std::string& dir : o.snapshots) {
+    SnapshotResult r = Snapshot(fd, dir, o.trace);
+    snapshot_seconds += r.seconds;
+    snapshot_bytes += r.bytes;
+    if (!o.quiet)
+      std::fprintf(stderr, "iorr: snapshot of %s: %s in %.3f s%s\n", dir.c_str(),
+                   Plural(r.entries, "entry", "entries").c_str(), r.seconds,
+                   r.errors ? (", " + Thousands(r.errors) + " unreadable").c_str() : "");
+  }
+
+  // 3. The program's environment: the launcher's, plus the library and the protocol variables.
+  std::string old_preload;
+  if (const char* p = std::getenv("LD_PRELOAD")) old_preload = p;
+  const std::string_view ours[] = {"LD_PRELOAD",         rec::kEnvTraceFd, rec::kEnvSharedFd,
+                                   rec::kEnvTimeUnit,    rec::kEnvStartNs, rec::kEnvLib,
+                                   rec::kEnvReinjected,  rec::kEnvExecStart};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv = *e;
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (std::find(std::begin(ours), std::end(ours), name) == std::end(ours)) env.emplace_back(kv);
+  }
+  env.push_back("LD_PRELOAD=" + lib + (old_preload.empty() ? "" : ":" + old_preload));
+  env.push_back(std::string(rec::kEnvTraceFd) + "=" + std::to_string(child_fd));
+  env.push_back(std::string(rec::kEnvSharedFd) + "=" + std::to_string(shm_fd));
+  env.push_back(std::string(rec::kEnvTimeUnit) + "=" + std::to_string(o.time_unit_ns));
+  env.push_back(std::string(rec::kEnvStartNs) + "=" + std::to_string(h.core.start_mono_ns));
+  env.push_back(std::string(rec::kEnvLib) + "=" + lib);
+  // The first process records its own execve, which starts now (ns since the header's start).
+  env.push_back(std::string(rec::kEnvExecStart) + "=" +
+                std::to_string(NowNs(CLOCK_MONOTONIC) - h.core.start_mono_ns));
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = o.command;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // 4. Run it.
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) Fail("pipe: " + ErrnoText(errno));
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail("PR_SET_CHILD_SUBREAPER: " + ErrnoText(errno));
+  std::snprintf(g_children_path, sizeof g_children_path, "/proc/self/task/%d/children",
+                static_cast<int>(getpid()));
+  sigset_t fwd, orig_mask;
+  sigemptyset(&fwd);
+  for (int s : kForwarded) sigaddset(&fwd, s);
+  sigprocmask(SIG_BLOCK, &fwd, &orig_mask);  // until the child's pid is known
+  static struct sigaction saved[NSIG];
+  for (int s : kForwarded) SetHandler(s, ForwardSignal, &saved[s]);
+  for (int s : kIgnored) {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_IGN;
+    sigaction(s, &sa, &saved[s]);
+  }
+  {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;  // an inherited SIG_IGN would reap children behind our back
+    sigaction(SIGCHLD, &sa, &saved[SIGCHLD]);
+  }
+  std::fflush(nullptr);
+  int64_t run_start = NowNs(CLOCK_MONOTONIC);
+  pid_t child = fork();
+  if (child == 0) ExecChild(argv.data(), envp.data(), err_pipe[1], saved, orig_mask);
+  int fork_errno = errno;
+  started = child > 0;
+  g_main_child.store(child > 0 ? child : 0);
+  sigprocmask(SIG_SETMASK, &orig_mask, nullptr);
+  ::close(err_pipe[1]);
+  if (child < 0) {
+    ::close(err_pipe[0]);
+    Fail("fork: " + ErrnoText(fork_errno));
+  }
+  int exec_errno = 0;
+  for (;;) {
+    ssize_t n = ::read(err_pipe[0], &exec_errno, sizeof exec_errno);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof exec_errno)) exec_errno = 0;
+    break;
+  }
+  ::close(err_pipe[0]);
+
+  // Wait for the program, then for everything it left running (orphans are re-parented to us).
+  int status = 0;
+  bool main_done = false, announced = false;
+  for (;;) {
+    siginfo_t si{};
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0) {
+      if (errno == EINTR) {
+        if (g_alarm.exchange(false) && !announced && !o.quiet) {
+          announced = true;
+          int left = SignalChildren(0);
+          if (left > 0)
+            std::fprintf(stderr,
+                         "iorr: %s exited; waiting for the %s it left running (still recording; "
+                         "kill -TERM %d passes the signal on to %s)\n",
+                         o.command[0].c_str(), Plural(left, "process", "processes").c_str(),
+                         static_cast<int>(getpid()), left == 1 ? "it" : "them");
+        }
+        continue;
+      }
+      if (errno != ECHILD)
+        std::fprintf(stderr, "iorr: warning: waitid: %s\n", ErrnoText(errno).c_str());
+      break;
+    }
+    if (si.si_pid == child && !main_done) {
+      sigprocmask(SIG_BLOCK, &fwd, nullptr);  // no forwarding to a reaped (reusable) pid
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      g_main_child.store(0);
+      sigprocmask(SIG_SETMASK, &orig_mask, nullptr);
+      main_done = true;
+      if (!o.quiet && exec_errno == 0) {
+        SetHandler(SIGALRM, OnAlarm, nullptr);
+        alarm(1);
+      }
+    } else {
+      while (waitpid(si.si_pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  alarm(0);
+  // Every process is gone: Ctrl-C may stop the launcher again (the trace then has no end record).
+  for (int s : kChanged) sigaction(s, &saved[s], nullptr);
+  double run_seconds = static_cast<double>(NowNs(CLOCK_MONOTONIC) - run_start) / 1e9;
+
+  // 5. Count what the processes wrote and close the trace with the end record.
+  Counts c = ScanTrace(fd, o.trace, o.quiet);
+  uint64_t dropped = shared->dropped_events.load();
+  uint32_t write_errors = shared->write_errors.load();
+  uint32_t escapes = shared->escapes.load();
+  trace::EndRecord end{c.events, c.chunks, dropped,
+                       (dropped != 0 || write_errors != 0 || c.problem) ? 1u : 0u};
+  uint8_t buf[trace::kMaxEndRecordBytes];
+  bool end_ok = true;
+  struct stat tst {};
+  try {
+    WriteAll(fd, buf, trace::EncodeEndRecord(end, buf), o.trace);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "iorr: %s (the trace has no end record)\n", e.what());
+    end_ok = false;
+  }
+  uint64_t size = fstat(fd, &tst) == 0 ? static_cast<uint64_t>(tst.st_size) : 0;
+  if (::close(fd) != 0 && end_ok)
+    std::fprintf(stderr, "iorr: cannot close %s: %s\n", o.trace.c_str(), ErrnoText(errno).c_str());
+  ::close(child_fd);
+  ::close(shm_fd);
+  munmap(mem, sizeof(rec::SharedState));
+
+  if (exec_errno != 0)
+    throw Error(o.command[0] + ": " + ErrnoText(exec_errno),
+                exec_errno == ENOENT ? rec::kExitNotFound : rec::kExitCannotRun);
+
+  // 6. The summary.
+  if (!o.quiet) {
+    std::string line = "iorr: recorded " + Plural(c.events, "event", "events") + " in " +
+                       Plural(c.streams.size(), "stream", "streams") + " (" +
+                       Plural(c.pids.size(), "process", "processes") + ") into " + o.trace + ", " +
+                       HumanBytes(size);
+    if (c.events > 0) {  // the snapshot's notes are not the events' cost
+      char per[48];
+      std::snprintf(per, sizeof per, " (%.1f bytes/event)",
+                    static_cast<double>(size - std::min(size, snapshot_bytes)) /
+                        static_cast<double>(c.events));
+      line += per;
+    }
+    if (dropped > 0) line += ", " + Plural(dropped, "event", "events") + " lost";
+    if (!o.snapshots.empty()) {
+      char t[96];
+      std::snprintf(t, sizeof t, "; program %.3f s, snapshot %.3f s before it", run_seconds,
+                    snapshot_seconds);
+      line += t;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+    if (escapes > 0)
+      std::fprintf(stderr, "iorr: warning: calls escaped the recorder (%s; see iorr stats %s)\n",
+                   Plural(escapes, "note", "notes").c_str(), o.trace.c_str());
+  }
+
+  // 7. The program's exit status.
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return rec::kExitRecorderError;
+}
+
+}  // namespace
+
+void RegisterRecord(CLI::App& app, Action* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "record",
+      "iorr record -o TRACE [OPTIONS] -- COMMAND [ARGS...]\n\n"
+      "Run COMMAND and record the file-system calls of every process and thread it starts\n"
+      "(children, exec'd programs, threads; failed calls too) into TRACE, through the\n"
+      "LD_PRELOAD library libiorr-preload.so. The program runs as it would without iorr:\n"
+      "same environment, fds, output, exit status and signals (Ctrl-C reaches it from the\n"
+      "terminal; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to iorr are passed on to it).\n"
+      "iorr waits until every process of the tree has exited, then closes the trace and\n"
+      "prints a one-line summary on stderr.");
+  sub->add_option("-o,--output", o->trace, "Trace file to write (replaced if it exists)")
+      ->required()
+      ->type_name("TRACE");
+  sub->add_option("--time-unit", o->time_unit_ns,
+                  "Timestamp resolution in ns: 1, 10, 100 or 1000 (default 1000)")
+      ->type_name("NS");
+  sub->add_option("--snapshot", o->snapshots,
+                  "Before the program starts, store the names, types, sizes and modes of the\n"
+                  "tree under DIR (one file system; symlinks below DIR not followed) in the\n"
+                  "trace; "
+                  "repeatable. Its time is reported apart from the program's.")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  sub->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
+  sub->add_option("command", o->command, "-- COMMAND [ARGS...]: the program to record")
+      ->required();
+  sub->footer(
+      "Exit status: COMMAND's own (128+N when signal N killed it); 125 when iorr itself fails\n"
+      "(bad options, the trace cannot be written, the recorder library is missing); 126 when\n"
+      "COMMAND cannot be run; 127 when it is not found.\n"
+      "The library is $IORR_PRELOAD_LIB if set, else ../lib/libiorr-preload.so next to iorr.");
+  sub->callback([o, sub, action] {
+    // CLI11 keeps the "--" that ended the options among the unparsed arguments.
+    auto rest = sub->remaining();
+    o->dash_dash = std::find(rest.begin(), rest.end(), "--") != rest.end();
+    *action = [o] {
+      try {
+        return Run(*o);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw Error(e.what(), rec::kExitRecorderError);
+      }
+    };
+  });
+}
+
+}  // namespace iorr::cli

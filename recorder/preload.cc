@@ -24,7 +24,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
+#include <utility>
 #include <new>
 
 #include "recorder/protocol.h"
@@ -281,7 +283,10 @@ void StartWriter() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  int rc = pthread_create(&t, &attr, WriterMain, nullptr);
+  using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static CreateFn real_create = nullptr;
+  if (real_create == nullptr) real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  int rc = real_create ? real_create(&t, &attr, WriterMain, nullptr) : -1;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
   if (rc != 0) g_writer_started.store(0);  // exec and exit still flush synchronously
@@ -413,8 +418,51 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
                                         static_cast<int64_t>(static_cast<uint64_t>(fds[1]) << 32);
         break;
       }
+      case trace::ArgKind::kOpenHow:  // struct open_how: its first field is the flags
+        a.i = (v == 0 || fault) ? 0 : *reinterpret_cast<const int64_t*>(v);
+        break;
+      // The kernel reads these as 32-bit ints: registers may hold anything above.
+      case trace::ArgKind::kFd:
+      case trace::ArgKind::kDirFd:
+      case trace::ArgKind::kInt:
+      case trace::ArgKind::kId:
+      case trace::ArgKind::kWhence:
+      case trace::ArgKind::kFcntlCmd:
+      case trace::ArgKind::kAdvice:
+      case trace::ArgKind::kFlockOp:
+      case trace::ArgKind::kAccessMode:
+        a.i = static_cast<int32_t>(v);
+        break;
+      case trace::ArgKind::kOpenFlags:
+      case trace::ArgKind::kMode:
+      case trace::ArgKind::kAtFlags:
+      case trace::ArgKind::kRwfFlags:
+      case trace::ArgKind::kRenameFlags:
+      case trace::ArgKind::kXattrFlags:
+      case trace::ArgKind::kFallocMode:
+      case trace::ArgKind::kSyncRangeFlags:
+      case trace::ArgKind::kMsyncFlags:
+      case trace::ArgKind::kCloseRangeFlags:
+      case trace::ArgKind::kStatxMask:
+      case trace::ArgKind::kProt:
+      case trace::ArgKind::kMapFlags:
+        a.i = static_cast<uint32_t>(v);
+        break;
       default:
         a.i = v;
+    }
+  }
+  // Arguments the call does not read hold whatever the registers had: store 0, as strace
+  // prints them (not at all).
+  if (e->call == CallId::openat || e->call == CallId::open) {
+    int flags_idx = e->call == CallId::openat ? 2 : 1;
+    if (!((e->args[flags_idx].i & O_CREAT) || (e->args[flags_idx].i & O_TMPFILE) == O_TMPFILE))
+      e->args[flags_idx + 1].i = 0;
+  } else if (e->call == CallId::fcntl) {
+    switch (e->args[1].i) {
+      case F_GETFD: case F_GETFL: case F_GETOWN: case F_GETSIG: case F_GETLEASE:
+      case F_GETPIPE_SZ: case F_GET_SEALS:
+        e->args[2].i = 0;
     }
   }
 }
@@ -503,6 +551,14 @@ __attribute__((constructor(101))) void Init() {
     for (const char* v : vars) Unsetenv(v);
   }
   RecordExecFromEnv();
+  // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
+  const char* dispatch = getenv("IORR_DISPATCH");
+  if ((dispatch == nullptr || strcmp(dispatch, "0") != 0) && DispatchInstall()) {
+    DispatchArmThread();
+  } else {
+    WriteNote("capture: PLT wrappers only (Syscall User Dispatch off): libc-internal calls "
+              "are not recorded");
+  }
 }
 
 __attribute__((destructor(101))) void Fini() {
@@ -533,6 +589,7 @@ bool BeginCall(Call* c) {
     }
   }
   t_depth = 1;
+  AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
   c->start = NowNs();
   ts->slot->in_call_since.store(c->start, std::memory_order_release);
@@ -555,6 +612,7 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   if (g_writer_started.load(std::memory_order_relaxed) == 0) StartWriter();
   t_depth = 0;
+  BlockSyscalls();
   errno = saved_errno;
 }
 
@@ -622,6 +680,42 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   return true;
 }
 
+// close_range around the library's fds: one kernel call per piece, each recorded as the kernel
+// saw it.
+int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
+  unsigned own[2];
+  int n = 0;
+  for (int fd : {TraceFd(), SharedFd()})
+    if (fd >= 0 && static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last)
+      own[n++] = static_cast<unsigned>(fd);
+  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
+  int result = 0;
+  auto piece = [&](unsigned lo, unsigned hi) {
+    if (lo > hi) return;
+    Call c;
+    bool on = BeginCall(&c);
+    long r = RawSyscall6(SYS_close_range, lo, hi, flags);
+    if (on) {
+      long k[6] = {lo, hi, flags};
+      EndCall(&c, CallId::close_range, k, r);
+    }
+    if (r < 0 && result == 0) result = static_cast<int>(r);
+  };
+  unsigned lo = first;
+  for (int i = 0; i < n; ++i) {
+    if (own[i] > lo) piece(lo, own[i] - 1);
+    lo = own[i] + 1;
+    if (own[i] == UINT_MAX) return result < 0 ? (errno = -result, -1) : 0;
+  }
+  if (n == 0 || lo <= last) piece(lo, last);
+  if (result < 0) {
+    errno = -result;
+    return -1;
+  }
+  return 0;
+}
+
+
 void AfterForkChild() {
   if (!g_on) return;
   // Everything but this thread is gone, and what the parent's threads had pending is the
@@ -633,7 +727,9 @@ void AfterForkChild() {
   g_compressor = nullptr;  // the parent's buffers stay mapped; this process makes its own
   g_out = nullptr;
   t_state = nullptr;
+  t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
+  DispatchArmThread();  // the kernel does not carry dispatch into a child
 }
 
 }  // namespace iorr::recorder

@@ -43,6 +43,27 @@ bool VacateFd(int fd);
 int TraceFd();
 int SharedFd();
 
+// close_range that leaves the library's fds open: one kernel call per piece, each recorded.
+int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
+
+// Syscall User Dispatch (dispatch.cc). Once a thread is armed, every system call it makes from
+// outside the library's gate traps into a SIGSYS handler that records and carries it out,
+// unless the thread's selector says ALLOW: the wrappers allow while they run the real libc
+// function (they record it themselves).
+extern thread_local char t_selector __attribute__((tls_model("initial-exec")));
+extern thread_local bool t_armed __attribute__((tls_model("initial-exec")));
+inline void AllowSyscalls() {
+  if (t_armed) t_selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
+}
+inline void BlockSyscalls() {
+  if (t_armed) t_selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+}
+// Per process: the SIGSYS handler, and our restorer under the program's existing handlers.
+bool DispatchInstall();
+// Per thread: arms dispatch (at start, in new threads, in a forked child).
+void DispatchArmThread();
+bool DispatchEnabled();
+
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
 

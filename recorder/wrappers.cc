@@ -3,6 +3,7 @@
 // newfstatat(fd, "", AT_EMPTY_PATH), utimes() is utimensat, ...), with the arguments in the
 // table's (kernel) order. Failed calls are recorded too. See preload.h for the rules.
 #include <dirent.h>
+#include <pthread.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -221,6 +222,7 @@ DECLARE_REAL(int, posix_spawnp, pid_t*, const char*, const posix_spawn_file_acti
              const posix_spawnattr_t*, char* const*, char* const*);
 DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
+DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 }  // namespace
 
@@ -276,49 +278,12 @@ IORR_EXPORT int close(int fd) {
   RECORD(int, REAL(close)(fd), close, fd);
 }
 
-namespace {
-// close_range around the library's fds: one kernel call per piece, each recorded as the kernel
-// saw it.
-int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
-  unsigned own[2];
-  int n = 0;
-  for (int fd : {iorr::recorder::TraceFd(), iorr::recorder::SharedFd()})
-    if (fd >= 0 && static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last)
-      own[n++] = static_cast<unsigned>(fd);
-  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
-  int result = 0;
-  auto piece = [&](unsigned lo, unsigned hi) {
-    if (lo > hi) return;
-    Call c;
-    bool on = BeginCall(&c);
-    long r = RawSyscall6(SYS_close_range, lo, hi, flags);
-    if (on) {
-      long k[6] = {lo, hi, flags};
-      EndCall(&c, CallId::close_range, k, r);
-    }
-    if (r < 0 && result == 0) result = static_cast<int>(r);
-  };
-  unsigned lo = first;
-  for (int i = 0; i < n; ++i) {
-    if (own[i] > lo) piece(lo, own[i] - 1);
-    lo = own[i] + 1;
-    if (own[i] == UINT_MAX) return result < 0 ? (errno = -result, -1) : 0;
-  }
-  if (n == 0 || lo <= last) piece(lo, last);
-  if (result < 0) {
-    errno = -result;
-    return -1;
-  }
-  return 0;
-}
-}  // namespace
-
 IORR_EXPORT int close_range(unsigned first, unsigned last, int flags) {
-  return CloseRangeKeepingOwn(first, last, flags);
+  return iorr::recorder::CloseRangeKeepingOwn(first, last, flags);
 }
 IORR_EXPORT void closefrom(int lowfd) {
   int saved = errno;
-  CloseRangeKeepingOwn(static_cast<unsigned>(lowfd), UINT_MAX, 0);
+  iorr::recorder::CloseRangeKeepingOwn(static_cast<unsigned>(lowfd), UINT_MAX, 0);
   errno = saved;
 }
 
@@ -589,6 +554,9 @@ IORR_EXPORT int fremovexattr(int fd, const char* nm) {
 IORR_EXPORT int chmod(const char* p, mode_t m) { RECORD(int, REAL(chmod)(p, m), chmod, L(p), m); }
 IORR_EXPORT int fchmod(int fd, mode_t m) { RECORD(int, REAL(fchmod)(fd, m), fchmod, fd, m); }
 IORR_EXPORT int fchmodat(int d, const char* p, mode_t m, int fl) {
+  // With flags, glibc emulates the call (O_PATH open, chmod of /proc/self/fd/N, close): under
+  // dispatch those calls trap and are recorded as the kernel sees them.
+  if (fl != 0 && iorr::recorder::DispatchEnabled()) return REAL(fchmodat)(d, p, m, fl);
   RECORD(int, REAL(fchmodat)(d, p, m, fl), fchmodat, d, L(p), m);
 }
 IORR_EXPORT int chown(const char* p, uid_t u, gid_t g) {
@@ -711,10 +679,7 @@ IORR_EXPORT pid_t fork() {
   Call c;
   bool on = BeginCall(&c);
   pid_t r = REAL(fork)();
-  if (r == 0) {
-    iorr::recorder::AfterForkChild();  // also run by pthread_atfork; harmless twice
-    return 0;
-  }
+  if (r == 0) return 0;  // the child was reset by the pthread_atfork handler
   if (on) {
     long k[6] = {kForkFlags};
     EndCall(&c, CallId::clone, k, KernelRet(r, errno));
@@ -902,5 +867,39 @@ IORR_EXPORT long syscall(long nr, ...) {
   bool on = recordable && BeginCall(&c);
   long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   if (on) EndCall(&c, static_cast<CallId>(spec->tag), a, KernelRet(r, errno));
+  return r;
+}
+
+// ---- threads ----
+
+namespace {
+struct ThreadStart {
+  void* (*fn)(void*);
+  void* arg;
+};
+void* ArmedStart(void* p) {
+  ThreadStart s = *static_cast<ThreadStart*>(p);
+  free(p);
+  iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
+  return s.fn(s.arg);
+}
+}  // namespace
+
+IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
+                               void* arg) {
+  if (!iorr::recorder::DispatchEnabled()) return REAL(pthread_create)(t, attr, fn, arg);
+  char saved = iorr::recorder::t_selector;
+  iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run inside a handler
+  auto* s = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));
+  int r;
+  if (s == nullptr) {
+    r = REAL(pthread_create)(t, attr, fn, arg);
+  } else {
+    s->fn = fn;
+    s->arg = arg;
+    r = REAL(pthread_create)(t, attr, ArmedStart, s);
+    if (r != 0) free(s);
+  }
+  iorr::recorder::t_selector = saved;
   return r;
 }

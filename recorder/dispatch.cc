@@ -1,0 +1,330 @@
+// Syscall User Dispatch: completeness beyond the PLT. libc's internal calls (stdio, opendir,
+// emulated *at calls) and raw syscall instructions do not pass through the wrappers; with
+// dispatch armed they trap into SigsysHandler, which records them and carries them out from
+// the gate, the one code region allowed to make system calls.
+//
+// The gate holds iorr_raw_syscall and the signal restorer. Rules that keep programs unharmed:
+//  - every handler the program installs gets our restorer (its rt_sigreturn must come from the
+//    gate), and SIGSYS is never blocked or taken over (a trap with SIGSYS blocked kills);
+//  - the handler runs with SA_NODEFER and no added mask, so signals still interrupt blocking
+//    calls made on the program's behalf, with the kernel's own restart rules;
+//  - calls that create a task sharing memory or a new stack (threads, vfork, posix_spawn) cannot
+//    be carried out inside a handler: they are re-issued natively with the selector at ALLOW
+//    (until the next recorded call sets BLOCK again) and counted as escapes.
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "recorder/preload.h"
+#include "recorder/raw_syscall.h"
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2
+#endif
+
+// The gate: the only instructions allowed to make system calls once dispatch is armed.
+__asm__(
+    ".pushsection .text.iorr_gate,\"ax\",@progbits\n"
+    ".p2align 4\n"
+    ".globl iorr_gate_start\n.hidden iorr_gate_start\n"
+    "iorr_gate_start:\n"
+    ".globl iorr_raw_syscall\n.hidden iorr_raw_syscall\n.type iorr_raw_syscall,@function\n"
+    "iorr_raw_syscall:\n"
+    "  movq %rdi, %rax\n"
+    "  movq %rsi, %rdi\n"
+    "  movq %rdx, %rsi\n"
+    "  movq %rcx, %rdx\n"
+    "  movq %r8, %r10\n"
+    "  movq %r9, %r8\n"
+    "  movq 8(%rsp), %r9\n"
+    "  syscall\n"
+    "  ret\n"
+    ".size iorr_raw_syscall, .-iorr_raw_syscall\n"
+    ".globl iorr_restore_rt\n.hidden iorr_restore_rt\n.type iorr_restore_rt,@function\n"
+    "iorr_restore_rt:\n"
+    "  movq $15, %rax\n"  // rt_sigreturn
+    "  syscall\n"
+    "  hlt\n"
+    ".size iorr_restore_rt, .-iorr_restore_rt\n"
+    ".globl iorr_gate_end\n.hidden iorr_gate_end\n"
+    "iorr_gate_end:\n"
+    ".popsection\n");
+
+extern "C" {
+extern char iorr_gate_start[] __attribute__((visibility("hidden")));
+extern char iorr_gate_end[] __attribute__((visibility("hidden")));
+void iorr_restore_rt() __attribute__((visibility("hidden")));
+}
+
+namespace iorr::recorder {
+
+thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
+thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+
+// The kernel's struct sigaction (rt_sigaction with an 8-byte sigset).
+struct KSigaction {
+  void* handler;  // or kDfl / kIgn
+  unsigned long flags;
+  void* restorer;
+  uint64_t mask;
+};
+constexpr unsigned long kSaRestorer = 0x04000000;
+void* const kDfl = nullptr;                      // SIG_DFL
+void* const kIgn = reinterpret_cast<void*>(1);  // SIG_IGN
+constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
+
+bool g_enabled = false;
+KSigaction g_program_sigsys = {};  // what the program believes SIGSYS's disposition is
+
+// The table's call for each x86_64 syscall number, or -1.
+struct CallsByNumber {
+  int16_t tag[512];
+};
+constexpr CallsByNumber MakeCallsByNumber() {
+  CallsByNumber t{};
+  for (auto& v : t.tag) v = -1;
+  for (const auto& c : trace::kCalls)
+    if (c.nr >= 0 && c.nr < 512) t.tag[c.nr] = static_cast<int16_t>(c.tag);
+  return t;
+}
+constexpr CallsByNumber kCallsByNumber = MakeCallsByNumber();
+
+void CallOf(long nr, int* tag) { *tag = (nr >= 0 && nr < 512) ? kCallsByNumber.tag[nr] : -1; }
+
+long Raw(long nr, const long* a) { return RawSyscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]); }
+
+// Runs a call on the program's behalf and records it when the table has it.
+long RunRecorded(long nr, const long* a) {
+  int tag;
+  CallOf(nr, &tag);
+  Call c;
+  bool on = tag > 0 && trace::Spec(static_cast<CallId>(tag)).effect != trace::Effect::kProcess &&
+            BeginCall(&c);
+  long r = Raw(nr, a);
+  if (on) EndCall(&c, static_cast<CallId>(tag), a, r);
+  return r;
+}
+
+void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
+  void* h = g_program_sigsys.handler;
+  if (h == kIgn) return;
+  if (h == kDfl) {  // the default action: die of SIGSYS, as without the recorder
+    KSigaction dfl = {kDfl, 0, nullptr, 0};
+    RawSyscall6(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(&dfl), 0, 8);
+    RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), SIGSYS);
+    return;
+  }
+  if (g_program_sigsys.flags & SA_SIGINFO)
+    reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, ctx);
+  else
+    reinterpret_cast<void (*)(int)>(h)(sig);
+}
+
+// rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept.
+long Sigaction(const long* a) {
+  int sig = static_cast<int>(a[0]);
+  auto* act = reinterpret_cast<const KSigaction*>(a[1]);
+  auto* old = reinterpret_cast<KSigaction*>(a[2]);
+  if (sig == SIGSYS) {
+    KSigaction prev = g_program_sigsys;
+    if (act) g_program_sigsys = *act;
+    if (old) *old = prev;
+    return 0;
+  }
+  if (act == nullptr) return Raw(SYS_rt_sigaction, a);
+  KSigaction copy = *act;
+  if (copy.handler != kDfl && copy.handler != kIgn) {
+    copy.flags |= kSaRestorer;
+    copy.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+  }
+  copy.mask &= ~SigBit(SIGSYS);
+  long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
+  return Raw(SYS_rt_sigaction, b);
+}
+
+// rt_sigprocmask (and the mask of rt_sigtimedwait-like calls): SIGSYS never gets blocked.
+long Sigprocmask(const long* a) {
+  auto* set = reinterpret_cast<const uint64_t*>(a[1]);
+  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK)) return Raw(SYS_rt_sigprocmask, a);
+  uint64_t copy = *set & ~SigBit(SIGSYS);
+  long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
+  return Raw(SYS_rt_sigprocmask, b);
+}
+
+constexpr long kCloneVm = 0x00000100;
+
+// fork-like clones run here; the child continues on its copy of this frame.
+long ForkLike(long nr, const long* a, bool* escaped) {
+  if (nr == SYS_vfork) nr = SYS_fork;  // vfork's child would share this frame
+  long flags = 0, stack = 0;
+  if (nr == SYS_clone) {
+    flags = a[0];
+    stack = a[1];
+  } else if (nr == SYS_clone3) {
+    const auto* args = reinterpret_cast<const uint64_t*>(a[0]);
+    flags = static_cast<long>(args[0]);
+    stack = static_cast<long>(args[5]);
+  }
+  if ((flags & kCloneVm) || stack != 0) {
+    *escaped = true;
+    return 0;
+  }
+  Call c;
+  bool on = BeginCall(&c);
+  long r = Raw(nr, a);
+  if (r == 0) {  // the child: new streams, dispatch armed again
+    AfterForkChild();
+    return 0;
+  }
+  if (on) {
+    long k[6] = {nr == SYS_fork ? 0x11 : flags};  // SIGCHLD for fork
+    EndCall(&c, nr == SYS_clone3 ? CallId::clone3 : CallId::clone, k, r);
+  }
+  return r;
+}
+
+long Execve(const long* a) {
+  auto* envp = reinterpret_cast<char* const*>(a[2]);
+  int n = 0;
+  for (char* const* p = envp; p && *p; ++p) ++n;
+  int cap = n + 16;
+  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
+  const int buf_cap = 16384;
+  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
+  Call c;
+  bool on = BeginCall(&c);
+  int64_t start = on ? c.start : NowNs();
+  bool ok = PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
+  FlushAll();
+  long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
+  long r = Raw(SYS_execve, b);
+  if (on) EndCall(&c, CallId::execve, a, r);
+  return r;
+}
+
+void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
+  if (info->si_code != SYS_USER_DISPATCH) {
+    ForwardSigsys(sig, info, vctx);
+    return;
+  }
+  int saved_errno = errno;
+  auto* uc = static_cast<ucontext_t*>(vctx);
+  greg_t* r = uc->uc_mcontext.gregs;
+  long nr = info->si_syscall;
+  long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
+  long ret;
+  bool escaped = false;
+  switch (nr) {
+    case SYS_rt_sigaction:
+      ret = Sigaction(a);
+      break;
+    case SYS_rt_sigprocmask:
+      ret = Sigprocmask(a);
+      break;
+    case SYS_fork:
+    case SYS_vfork:
+    case SYS_clone:
+    case SYS_clone3:
+      ret = ForkLike(nr, a, &escaped);
+      break;
+    case SYS_execve:
+      ret = Execve(a);
+      break;
+    case SYS_exit_group: {
+      Call c;
+      if (BeginCall(&c)) EndCall(&c, CallId::exit_group, a, 0);
+      FlushAll();
+      ret = Raw(nr, a);
+      break;
+    }
+    case SYS_close:
+      if (IsOwnFd(a[0])) {  // the trace's fds stay open; the program is told they closed
+        Call c;
+        if (BeginCall(&c)) EndCall(&c, CallId::close, a, 0);
+        ret = 0;
+      } else {
+        ret = RunRecorded(nr, a);
+      }
+      break;
+    case SYS_close_range:
+      ret = CloseRangeKeepingOwn(static_cast<unsigned>(a[0]), static_cast<unsigned>(a[1]),
+                                 static_cast<int>(a[2]));
+      if (ret < 0) ret = -errno;
+      break;
+    case SYS_dup2:
+    case SYS_dup3:
+      ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
+      break;
+    default:
+      ret = RunRecorded(nr, a);
+  }
+  if (escaped) {
+    // Re-issue natively: back to the syscall instruction with its number, selector at ALLOW.
+    t_selector = 0;
+    r[REG_RAX] = nr;
+    r[REG_RIP] -= 2;
+  } else {
+    r[REG_RAX] = ret;
+  }
+  errno = saved_errno;
+}
+
+}  // namespace
+
+bool DispatchEnabled() { return g_enabled; }
+
+bool DispatchInstall() {
+  // Our handler for SIGSYS; remember what the program had.
+  KSigaction old = {};
+  if (RawSyscall6(SYS_rt_sigaction, SIGSYS, 0, reinterpret_cast<long>(&old), 8) != 0) return false;
+  g_program_sigsys = old;
+  KSigaction act = {};
+  act.handler = reinterpret_cast<void*>(SigsysHandler);
+  act.flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | kSaRestorer;
+  act.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+  act.mask = 0;
+  if (RawSyscall6(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(&act), 0, 8) != 0) return false;
+  // Handlers installed before us return through libc's restorer: move them onto ours.
+  for (int sig = 1; sig <= 64; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS) continue;
+    KSigaction cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
+    if (cur.handler == kDfl || cur.handler == kIgn) continue;
+    cur.flags |= kSaRestorer;
+    cur.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+    cur.mask &= ~SigBit(SIGSYS);
+    RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&cur), 0, 8);
+  }
+  // SIGSYS must not be blocked in this thread (threads inherit the mask).
+  uint64_t unblock = SigBit(SIGSYS);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
+  g_enabled = true;
+  return true;
+}
+
+void DispatchArmThread() {
+  if (!g_enabled) return;
+  uint64_t unblock = SigBit(SIGSYS);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
+  t_selector = 1;  // BLOCK
+  long r = RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+                       reinterpret_cast<long>(iorr_gate_start),
+                       iorr_gate_end - iorr_gate_start, reinterpret_cast<long>(&t_selector));
+  t_armed = r == 0;
+  if (!t_armed) t_selector = 0;
+}
+
+}  // namespace iorr::recorder

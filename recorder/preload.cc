@@ -58,6 +58,7 @@ struct ThreadState {
   uint32_t pid = 0, tid = 0;
   uint64_t stream = 0;
   size_t memory_bytes = 0;
+  Event scratch;  // reused by EndCall: building an Event from zero costs more than the encoding
   ChunkEncoder enc[2];
 };
 
@@ -80,6 +81,32 @@ std::atomic<uint32_t> g_wake{0};
 ChunkCompressor* g_compressor = nullptr;  // used under g_writer_lock
 uint8_t* g_out = nullptr;
 size_t g_out_cap = 0;
+
+// TSC clock (SharedState::tsc_ns_q32): ns = mono + (tsc - tsc_base) * mult / 2^32. The writer
+// thread re-reads both clocks every tick so that rounding in mult never adds up; a seqlock keeps
+// the pair consistent for readers.
+uint64_t g_tsc_mult = 0;
+std::atomic<uint32_t> g_tsc_seq{0};
+uint64_t g_tsc_base = 0;
+int64_t g_mono_base = 0;
+
+int64_t MonoNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void ResyncTsc() {
+  if (g_tsc_mult == 0) return;
+  uint64_t tsc = __builtin_ia32_rdtsc();
+  int64_t mono = MonoNs();
+  g_tsc_seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  g_tsc_base = tsc;
+  g_mono_base = mono;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  g_tsc_seq.fetch_add(1, std::memory_order_release);
+}
 
 thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
@@ -207,7 +234,9 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now) {
     ts->spare.store(stolen, std::memory_order_release);
     break;
   }
-  if (LockBusy(ts, true)) {
+  // Never wait here: the thread may hold busy while it waits for its spare, which only the
+  // writer gives back. Skipping leaves the slot lower than needed, which is safe.
+  if (LockBusy(ts, false)) {
     ts->slot->unflushed_min.store(UnflushedMin(ts), std::memory_order_release);
     ts->busy.store(0, std::memory_order_release);
   }
@@ -266,6 +295,7 @@ void* WriterMain(void*) {
     struct timespec ts = {0, kWriterTickNs};
     RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAIT_PRIVATE, seen,
                 reinterpret_cast<long>(&ts));
+    ResyncTsc();
     Service(false);
   }
   return nullptr;
@@ -394,6 +424,7 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
           a.null = true;
         } else {
           const char* s = reinterpret_cast<const char*>(v);
+          a.null = false;
           a.s = std::string_view(s, strnlen(s, 1 << 16));
         }
         break;
@@ -540,6 +571,8 @@ __attribute__((constructor(101))) void Init() {
   g_limits.max_strings = 4096;
   g_limits.zstd_level = 1;
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  g_tsc_mult = g_shared->tsc_ns_q32;
+  ResyncTsc();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
@@ -570,9 +603,21 @@ __attribute__((destructor(101))) void Fini() {
 }  // namespace
 
 int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec - g_start_mono;
+  if (g_tsc_mult != 0) {
+    for (;;) {
+      uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
+      uint64_t base = g_tsc_base;
+      int64_t mono = g_mono_base;
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((seq & 1) == 0 && seq == g_tsc_seq.load(std::memory_order_relaxed)) {
+        uint64_t d = __builtin_ia32_rdtsc() - base;
+        __extension__ using U128 = unsigned __int128;
+        return mono + static_cast<int64_t>((static_cast<U128>(d) * g_tsc_mult) >> 32) -
+               g_start_mono;
+      }
+    }
+  }
+  return MonoNs() - g_start_mono;
 }
 
 bool BeginCall(Call* c) {
@@ -600,7 +645,7 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   if (!c->on) return;
   int saved_errno = errno;
   ThreadState* ts = t_state;
-  Event e;
+  Event& e = ts->scratch;
   e.call = call;
   e.pid = ts->pid;
   e.tid = ts->tid;

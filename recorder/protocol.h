@@ -49,7 +49,10 @@ struct SharedState {
   std::atomic<uint32_t> write_errors;
   std::atomic<uint32_t> processes;        // processes that loaded the library
   std::atomic<uint32_t> escapes;          // escapes noted (static/setuid exec, io_uring, ...)
-  uint32_t reserved[15];
+  // ns per TSC tick x 2^32, measured by the launcher when the kernel's clocksource is the TSC
+  // (0: use clock_gettime). Hooks then read the TSC instead of calling clock_gettime twice.
+  uint64_t tsc_ns_q32;
+  uint32_t reserved[13];
   ThreadSlot slot[kSharedSlots];
 };
 

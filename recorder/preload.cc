@@ -1,12 +1,16 @@
 // Recording core of libiorr-preload.so: per-thread encoders, the writer thread, the shared
 // watermark slots, fork and exec. See preload.h for the library's rules.
 //
-// Each recorded thread owns two ChunkEncoders in memory from mmap: it adds events to the
-// active one; when that is full it hands it to the writer thread (ThreadState::full) and
-// continues with the other (ThreadState::spare, given back once written). The writer thread
-// also takes ("steals") a partly filled active encoder when its oldest event is 100 ms old,
-// so a killed program loses at most that much. `busy` makes the thread's Add and the writer's
-// swap exclusive: 1 while the thread adds, 2 while the writer swaps.
+// Each recorded thread copies its events, raw, into its own ring (mmap, single producer, single
+// consumer: no locks); the writer thread drains the rings into one ChunkEncoder per thread,
+// compresses full chunks and writes them, and writes a partial chunk once its oldest event is
+// 100 ms old, so a killed program loses at most that much. Encoding and compression stay off
+// the program's threads; a hook costs a few copies.
+//
+// Watermarks: slot.unflushed_min is the earliest start among a thread's events not yet in the
+// file. Only the writer raises it; the thread lowers it (a CAS min) after publishing an event,
+// and its in_call_since covers the call until then. The writer re-reads the ring's tail after
+// storing, so an event published meanwhile is never left uncovered (seq_cst on both sides).
 #include "recorder/preload.h"
 
 #include <dlfcn.h>
@@ -47,19 +51,33 @@ constexpr int kMaxThreads = 4096;
 constexpr int64_t kFlushAgeNs = 100'000'000;   // a pending event is written within this
 constexpr int64_t kWriterTickNs = 20'000'000;
 
+constexpr uint64_t kRingBytes = 2u << 20;  // per thread; pages are touched as used
+
+// A ring entry: this head, then the bytes of the string arguments (their lengths in args[]),
+// padded to 8. size 0 marks the unused end of the ring before wrapping.
+struct EntryHead {
+  uint32_t size;
+  uint16_t call;
+  uint16_t reserved;
+  int64_t start, end, ret;
+  int64_t args[trace::kMaxArgs];  // strings: their length, or -1 for NULL
+};
+static_assert(sizeof(EntryHead) % 8 == 0);
+
 struct ThreadState {
-  std::atomic<uint32_t> busy{0};
-  std::atomic<ChunkEncoder*> full{nullptr};
-  std::atomic<ChunkEncoder*> spare{nullptr};
-  ChunkEncoder* active = nullptr;
-  std::atomic<int64_t> first_pending{kNever};  // start of the active encoder's first event
+  alignas(64) std::atomic<uint64_t> tail{0};  // bytes published by the thread
+  uint64_t head_seen = 0;                     // the thread's last look at head
+  Event scratch;                              // the thread's event being written
+  alignas(64) std::atomic<uint64_t> head{0};  // bytes consumed by the writer
   std::atomic<int> exited{0};
+  uint8_t* ring = nullptr;
   ThreadSlot* slot = nullptr;
   uint32_t pid = 0, tid = 0;
   uint64_t stream = 0;
   size_t memory_bytes = 0;
-  Event scratch;  // reused by EndCall: building an Event from zero costs more than the encoding
-  ChunkEncoder enc[2];
+  int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
+  Event decoded;                   // writer
+  ChunkEncoder enc;                // writer
 };
 
 // Process-wide state. Written by the constructor and after fork; read by every thread.
@@ -185,60 +203,81 @@ void WriteEncoder(ChunkEncoder* enc) {
   g_shared->chunks.fetch_add(1, std::memory_order_relaxed);
 }
 
-bool LockBusy(ThreadState* ts, bool wait) {
-  uint32_t expect = 0;
-  while (!ts->busy.compare_exchange_weak(expect, 2, std::memory_order_acquire)) {
-    if (!wait) return false;
-    expect = 0;
-    Yield();
+// The first entry at or after position pos (skipping a wrap marker), or nullptr at tail.
+const EntryHead* EntryAt(ThreadState* ts, uint64_t pos, uint64_t tail, uint64_t* at) {
+  while (pos < tail) {
+    const auto* h = reinterpret_cast<const EntryHead*>(ts->ring + (pos & (kRingBytes - 1)));
+    if (h->size != 0) {
+      *at = pos;
+      return h;
+    }
+    pos += kRingBytes - (pos & (kRingBytes - 1));
   }
-  return true;
+  return nullptr;
 }
 
-// The earliest start among a thread's unwritten events. Under the thread's busy lock.
-int64_t UnflushedMin(ThreadState* ts) {
-  int64_t v = ts->first_pending.load(std::memory_order_relaxed);
-  ChunkEncoder* f = ts->full.load(std::memory_order_acquire);
-  if (f && !f->empty() && f->min_start_ns() < v) v = f->min_start_ns();
-  return v;
+void DecodeEntry(ThreadState* ts, const EntryHead* h, Event* e) {
+  const trace::CallSpec& spec = trace::Spec(static_cast<CallId>(h->call));
+  e->call = static_cast<CallId>(h->call);
+  e->pid = ts->pid;
+  e->tid = ts->tid;
+  e->start_ns = h->start;
+  e->end_ns = h->end;
+  e->ret = h->ret;
+  const char* str = reinterpret_cast<const char*>(h + 1);
+  for (int i = 0; i < spec.nargs; ++i) {
+    trace::Arg& a = e->args[i];
+    if (trace::IsString(spec.args[i].kind)) {
+      a.null = h->args[i] < 0;
+      size_t n = a.null ? 0 : static_cast<size_t>(h->args[i]);
+      a.s = std::string_view(str, n);
+      str += n;
+    } else {
+      a.i = h->args[i];
+    }
+  }
 }
 
-// Writes what a thread has pending: its full encoder, and its active one when `force`, when
-// the thread exited or when its oldest event is older than kFlushAgeNs. Under g_writer_lock.
+// Compresses and writes a thread's encoder. Under g_writer_lock.
+void WriteThreadChunk(ThreadState* ts) {
+  WriteEncoder(&ts->enc);
+  ts->enc.Begin(ts->stream, ts->pid, ts->tid);
+  ts->encoder_since = kNever;
+}
+
+// Drains a thread's ring into its encoder, writing full chunks, and the partial one when
+// `force`, when the thread exited, or when its oldest event is older than kFlushAgeNs. Then
+// publishes the thread's earliest unwritten start. Under g_writer_lock.
 void ServiceThread(ThreadState* ts, bool force, int64_t now) {
-  for (;;) {
-    if (ChunkEncoder* f = ts->full.exchange(nullptr, std::memory_order_acquire)) {
-      WriteEncoder(f);
-      ts->spare.store(f, std::memory_order_release);
+  uint64_t head = ts->head.load(std::memory_order_relaxed);
+  uint64_t tail = ts->tail.load(std::memory_order_acquire);
+  uint64_t at;
+  while (const EntryHead* h = EntryAt(ts, head, tail, &at)) {
+    DecodeEntry(ts, h, &ts->decoded);
+    auto r = ts->enc.Add(ts->decoded);
+    if (r == ChunkEncoder::AddResult::kFull) {
+      WriteThreadChunk(ts);
+      r = ts->enc.Add(ts->decoded);
     }
-    int64_t first = ts->first_pending.load(std::memory_order_relaxed);
-    bool exited = ts->exited.load(std::memory_order_acquire) != 0;
-    bool due = first != kNever && (force || exited || now - first >= kFlushAgeNs);
-    if (!due) break;
-    if (!LockBusy(ts, false)) {
-      if (!force && !exited) break;
-      Yield();
-      continue;  // the thread is adding: look at `full` again, then retry
+    if (r == ChunkEncoder::AddResult::kOk) {
+      if (h->start < ts->encoder_since) ts->encoder_since = h->start;
+    } else {
+      g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
     }
-    ChunkEncoder* sp = ts->spare.exchange(nullptr, std::memory_order_acquire);
-    if (sp == nullptr) {  // the other encoder is in `full`: write it first
-      ts->busy.store(0, std::memory_order_release);
-      continue;
-    }
-    ChunkEncoder* stolen = ts->active;
-    ts->active = sp;
-    sp->Begin(ts->stream, ts->pid, ts->tid);
-    ts->first_pending.store(kNever, std::memory_order_relaxed);
-    ts->busy.store(0, std::memory_order_release);
-    WriteEncoder(stolen);
-    ts->spare.store(stolen, std::memory_order_release);
-    break;
+    head = at + h->size;
+    ts->head.store(head, std::memory_order_release);
   }
-  // Never wait here: the thread may hold busy while it waits for its spare, which only the
-  // writer gives back. Skipping leaves the slot lower than needed, which is safe.
-  if (LockBusy(ts, false)) {
-    ts->slot->unflushed_min.store(UnflushedMin(ts), std::memory_order_release);
-    ts->busy.store(0, std::memory_order_release);
+  bool exited = ts->exited.load(std::memory_order_acquire) != 0;
+  if (!ts->enc.empty() && (force || exited || now - ts->encoder_since >= kFlushAgeNs))
+    WriteThreadChunk(ts);
+  // Publish the earliest unwritten start, then cover anything published meanwhile.
+  ts->slot->unflushed_min.store(ts->encoder_since, std::memory_order_seq_cst);
+  uint64_t tail2 = ts->tail.load(std::memory_order_seq_cst);
+  if (const EntryHead* h = EntryAt(ts, head, tail2, &at)) {
+    int64_t cur = ts->slot->unflushed_min.load(std::memory_order_relaxed);
+    while (h->start < cur &&
+           !ts->slot->unflushed_min.compare_exchange_weak(cur, h->start, std::memory_order_seq_cst)) {
+    }
   }
 }
 
@@ -275,9 +314,8 @@ void Service(bool force) {
       ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
       if (ts == nullptr) continue;
       ServiceThread(ts, force, now);
-      if (ts->exited.load(std::memory_order_acquire) &&
-          ts->first_pending.load(std::memory_order_relaxed) == kNever &&
-          ts->full.load(std::memory_order_acquire) == nullptr)
+      if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
+          ts->head.load(std::memory_order_relaxed) == ts->tail.load(std::memory_order_acquire))
         FreeThread(i, ts);
     }
   }
@@ -332,23 +370,21 @@ void ThreadExit(void* p) {
 
 ThreadState* NewThreadState() {
   size_t enc_bytes = ChunkEncoder::MemoryBytes(g_limits);
-  size_t head = (sizeof(ThreadState) + 63) & ~size_t{63};
-  size_t total = head + 2 * enc_bytes;
+  size_t head = (sizeof(ThreadState) + 4095) & ~size_t{4095};
+  size_t total = head + kRingBytes + enc_bytes;
   void* mem = MapMemory(total);
   if (!mem) return nullptr;
   auto* ts = new (mem) ThreadState();
   ts->memory_bytes = total;
-  uint8_t* base = static_cast<uint8_t*>(mem) + head;
-  if (!ts->enc[0].Init(g_limits, g_unit, base) || !ts->enc[1].Init(g_limits, g_unit, base + enc_bytes)) {
+  ts->ring = static_cast<uint8_t*>(mem) + head;
+  if (!ts->enc.Init(g_limits, g_unit, ts->ring + kRingBytes)) {
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
     return nullptr;
   }
   ts->pid = g_pid;
   ts->tid = static_cast<uint32_t>(Gettid());
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
-  ts->active = &ts->enc[0];
-  ts->active->Begin(ts->stream, ts->pid, ts->tid);
-  ts->spare.store(&ts->enc[1], std::memory_order_release);
+  ts->enc.Begin(ts->stream, ts->pid, ts->tid);
   // A shared slot for the watermark, and a registry entry for the writer.
   for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
     uint32_t expect = 0;
@@ -374,39 +410,65 @@ ThreadState* NewThreadState() {
   return ts;
 }
 
+// Copies an event into the thread's ring. Waits (yielding) only when the ring is full.
 void AddEvent(ThreadState* ts, const Event& e) {
-  uint32_t expect = 0;
-  while (!ts->busy.compare_exchange_weak(expect, 1, std::memory_order_acquire)) {
-    expect = 0;
-    Yield();
+  const trace::CallSpec& spec = trace::Spec(e.call);
+  size_t strings = 0;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (trace::IsString(spec.args[i].kind) && !e.args[i].null) strings += e.args[i].s.size();
+  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
+  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  ChunkEncoder* enc = ts->active;
-  bool was_empty = enc->empty();
-  auto r = enc->Add(e);
-  if (r == ChunkEncoder::AddResult::kFull) {
-    ChunkEncoder* sp;
-    while ((sp = ts->spare.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
+  uint64_t tail = ts->tail.load(std::memory_order_relaxed);
+  uint64_t room_to_end = kRingBytes - (tail & (kRingBytes - 1));
+  uint64_t need = size <= room_to_end ? size : size + room_to_end;
+  if (tail + need - ts->head_seen > kRingBytes) {
+    ts->head_seen = ts->head.load(std::memory_order_acquire);
+    while (tail + need - ts->head_seen > kRingBytes) {
       Wake();
       Yield();
+      ts->head_seen = ts->head.load(std::memory_order_acquire);
     }
-    ts->full.store(enc, std::memory_order_release);
-    sp->Begin(ts->stream, ts->pid, ts->tid);
-    ts->active = enc = sp;
-    ts->first_pending.store(kNever, std::memory_order_relaxed);
+  }
+  if (size > room_to_end) {  // mark the unused end and wrap
+    *reinterpret_cast<uint32_t*>(ts->ring + (tail & (kRingBytes - 1))) = 0;
+    tail += room_to_end;
+  }
+  auto* h = reinterpret_cast<EntryHead*>(ts->ring + (tail & (kRingBytes - 1)));
+  h->size = static_cast<uint32_t>(size);
+  h->call = static_cast<uint16_t>(e.call);
+  h->reserved = 0;
+  h->start = e.start_ns;
+  h->end = e.end_ns;
+  h->ret = e.ret;
+  char* str = reinterpret_cast<char*>(h + 1);
+  for (int i = 0; i < spec.nargs; ++i) {
+    const trace::Arg& a = e.args[i];
+    if (trace::IsString(spec.args[i].kind)) {
+      h->args[i] = a.null ? -1 : static_cast<int64_t>(a.s.size());
+      if (!a.null && !a.s.empty()) {
+        memcpy(str, a.s.data(), a.s.size());
+        str += a.s.size();
+      }
+    } else {
+      h->args[i] = a.i;
+    }
+  }
+  uint64_t before = ts->tail.load(std::memory_order_relaxed);
+  ts->tail.store(tail + size, std::memory_order_seq_cst);
+  // Cover this event in the watermark until the writer has written it.
+  int64_t cur = ts->slot->unflushed_min.load(std::memory_order_seq_cst);
+  while (e.start_ns < cur &&
+         !ts->slot->unflushed_min.compare_exchange_weak(cur, e.start_ns, std::memory_order_seq_cst)) {
+  }
+  // Wake the writer when the ring passes half full, not on every event.
+  uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
+  if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
+    ts->head_seen = ts->head.load(std::memory_order_acquire);
     Wake();
-    was_empty = true;
-    r = enc->Add(e);
   }
-  if (r == ChunkEncoder::AddResult::kOk) {
-    if (was_empty) {
-      ts->first_pending.store(e.start_ns, std::memory_order_relaxed);
-      if (e.start_ns < ts->slot->unflushed_min.load(std::memory_order_relaxed))
-        ts->slot->unflushed_min.store(e.start_ns, std::memory_order_release);
-    }
-  } else {
-    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
-  }
-  ts->busy.store(0, std::memory_order_release);
 }
 
 // Reads what the arguments point to (strings, iovecs, fd pairs) into the event.

@@ -656,9 +656,10 @@ __attribute__((constructor(101))) void Init() {
   }
 }
 
+// Flushes at exit. Calls after this (stdio's own flush in exit()) are still recorded: the
+// exit_group that ends the process flushes once more (dispatch, or the _exit wrapper).
 __attribute__((destructor(101))) void Fini() {
   if (!g_on) return;
-  t_done = true;
   FlushAll();
 }
 

@@ -6,7 +6,11 @@
 #include <pthread.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <stdarg.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -216,10 +220,6 @@ DECLARE_REAL(int, memfd_create, const char*, unsigned);
 DECLARE_REAL(int, epoll_create1, int);
 DECLARE_REAL(pid_t, fork);
 DECLARE_REAL(int, execve, const char*, char* const*, char* const*);
-DECLARE_REAL(int, posix_spawn, pid_t*, const char*, const posix_spawn_file_actions_t*,
-             const posix_spawnattr_t*, char* const*, char* const*);
-DECLARE_REAL(int, posix_spawnp, pid_t*, const char*, const posix_spawn_file_actions_t*,
-             const posix_spawnattr_t*, char* const*, char* const*);
 DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
 DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -802,30 +802,158 @@ IORR_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 namespace {
+
+// glibc's private layout of posix_spawn_file_actions_t (stable since 2.35; spawn_int.h).
+struct SpawnAction {
+  enum Tag { kClose, kDup2, kOpen, kChdir, kFchdir, kClosefrom, kTcsetpgrp } tag;
+  union {
+    struct { int fd; } close;
+    struct { int fd, newfd; } dup2;
+    struct { int fd; char* path; int oflag; mode_t mode; } open;
+    struct { char* path; } chdir;
+    struct { int fd; } fchdir;
+    struct { int from; } closefrom;
+    struct { int fd; } tcsetpgrp;
+  } a;
+};
+struct FileActions {
+  int allocated, used;
+  SpawnAction* actions;
+  int pad[16];
+};
+static_assert(sizeof(FileActions) == sizeof(posix_spawn_file_actions_t));
+
+// In the child of SpawnRecorded: what glibc's __spawni_child does, through the recorded calls.
+[[noreturn]] void SpawnChildShared(bool search, const char* file,
+                                   const posix_spawn_file_actions_t* fa,
+                                   const posix_spawnattr_t* attr, char* const* argv,
+                                   char* const* envp, const sigset_t* parent_mask,
+                                   volatile int* err_out) {
+  short flags = 0;
+  if (attr) posix_spawnattr_getflags(attr, &flags);
+  int err = 0;
+  if (flags & POSIX_SPAWN_SETSIGDEF) {
+    sigset_t def;
+    posix_spawnattr_getsigdefault(attr, &def);
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (sigismember(&def, sig) == 1) sigaction(sig, &dfl, nullptr);
+  }
+  if (!err && (flags & POSIX_SPAWN_SETSID) && setsid() < 0) err = errno;
+  if (!err && (flags & POSIX_SPAWN_SETPGROUP)) {
+    pid_t pg = 0;
+    posix_spawnattr_getpgroup(attr, &pg);
+    if (setpgid(0, pg) != 0) err = errno;
+  }
+  if (!err && (flags & (POSIX_SPAWN_SETSCHEDULER | POSIX_SPAWN_SETSCHEDPARAM))) {
+    struct sched_param sp;
+    posix_spawnattr_getschedparam(attr, &sp);
+    int policy = 0;
+    posix_spawnattr_getschedpolicy(attr, &policy);
+    int r = (flags & POSIX_SPAWN_SETSCHEDULER) ? sched_setscheduler(0, policy, &sp)
+                                                : sched_setparam(0, &sp);
+    if (r < 0) err = errno;
+  }
+  if (!err && (flags & POSIX_SPAWN_RESETIDS) && (setgid(getgid()) != 0 || setuid(getuid()) != 0))
+    err = errno;
+  const auto* acts = reinterpret_cast<const FileActions*>(fa);
+  for (int i = 0; !err && acts && i < acts->used; ++i) {
+    const SpawnAction& x = acts->actions[i];
+    switch (x.tag) {
+      case SpawnAction::kClose:
+        if (close(x.a.close.fd) != 0 && errno != EBADF) err = errno;
+        break;
+      case SpawnAction::kDup2:
+        if (x.a.dup2.fd == x.a.dup2.newfd) {
+          int fl = fcntl(x.a.dup2.fd, F_GETFD, 0);
+          if (fl < 0 || fcntl(x.a.dup2.fd, F_SETFD, fl & ~FD_CLOEXEC) < 0) err = errno;
+        } else if (dup2(x.a.dup2.fd, x.a.dup2.newfd) < 0) {
+          err = errno;
+        }
+        break;
+      case SpawnAction::kOpen: {
+        int fd = open(x.a.open.path, x.a.open.oflag, x.a.open.mode);
+        if (fd < 0) {
+          err = errno;
+        } else if (fd != x.a.open.fd) {
+          if (dup2(fd, x.a.open.fd) < 0) err = errno;
+          close(fd);
+        }
+        break;
+      }
+      case SpawnAction::kChdir:
+        if (chdir(x.a.chdir.path) != 0) err = errno;
+        break;
+      case SpawnAction::kFchdir:
+        if (fchdir(x.a.fchdir.fd) != 0) err = errno;
+        break;
+      case SpawnAction::kClosefrom:
+        closefrom(x.a.closefrom.from);
+        break;
+      case SpawnAction::kTcsetpgrp:
+        if (tcsetpgrp(x.a.tcsetpgrp.fd, getpgrp()) != 0) err = errno;
+        break;
+      default:
+        err = EINVAL;
+    }
+  }
+  if (!err) {
+    sigset_t mask = *parent_mask;
+    if (flags & POSIX_SPAWN_SETSIGMASK) posix_spawnattr_getsigmask(attr, &mask);
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    if (search)
+      ExecvpeRecorded(file, argv, envp);
+    else
+      ExecveRecorded(file, argv, envp);
+    err = errno;
+  }
+  *err_out = err;
+  RawSyscall6(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+// posix_spawn as clone(CLONE_VFORK) + the file actions + exec, so that the child's calls before
+// exec are recorded like any other (glibc's spawn child shares the parent's memory and runs
+// unrecorded). Unlike vfork the child has its own copy of memory, so it can run this code; the
+// parent still waits until the child has exec'd or failed. A failure's errno comes back through
+// a shared anonymous page.
 int SpawnRecorded(bool search, pid_t* pid, const char* file,
                   const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
                   char* const* argv, char* const* envp) {
-  int n = 0;
-  for (char* const* p = envp; p && *p; ++p) ++n;
-  int cap = n + 16;
-  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
-  const int buf_cap = 16384;
-  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
+  long page = RawSyscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                          -1, 0);
+  if (page < 0 && page > -4096) return EAGAIN;
+  auto* shared_err = reinterpret_cast<volatile int*>(page);
+  *shared_err = 0;
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);  // no handler may run in the child before exec
   Call c;
   bool on = BeginCall(&c);
-  int64_t start = on ? c.start : iorr::recorder::NowNs();
-  bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
-  pid_t child = 0;
-  int r = search ? REAL(posix_spawnp)(&child, file, fa, attr, argv, ok ? env2 : envp)
-                 : REAL(posix_spawn)(&child, file, fa, attr, argv, ok ? env2 : envp);
-  if (pid) *pid = child;
-  if (on) {
-    // glibc spawns with clone3(CLONE_VM|CLONE_VFORK|SIGCHLD).
-    long k[6] = {0x4000 | 0x100 | 17, 88};
-    EndCall(&c, CallId::clone3, k, r == 0 ? child : -static_cast<long>(r));
+  long child = RawSyscall6(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
+    iorr::recorder::AfterForkChild();  // no pthread_atfork handlers run for a raw clone
+    SpawnChildShared(search, file, fa, attr, argv, envp, &old, shared_err);
   }
-  return r;
+  if (on) {
+    long k[6] = {CLONE_VFORK | SIGCHLD};
+    EndCall(&c, CallId::clone, k, child);
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  int err = child < 0 ? static_cast<int>(-child) : *shared_err;
+  RawSyscall6(SYS_munmap, page, 4096);
+  if (child < 0) return err;
+  if (err != 0) {  // exec failed: reap the child, as glibc does
+    int status;
+    while (waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
+    }
+    return err;
+  }
+  if (pid) *pid = static_cast<pid_t>(child);
+  return 0;
 }
+
 }  // namespace
 
 IORR_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* fa,

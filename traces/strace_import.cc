@@ -146,6 +146,8 @@ class Importer {
         err = 4095;
       }
       e.ret = -err;
+    } else if (spec->ret == Ret::kMode) {  // strace prints modes in octal: "022"
+      e.ret = ParseArg(ArgKind::kMode, "0" + std::to_string(rec.ret)).value_or(rec.ret);
     } else {
       e.ret = rec.ret;
     }

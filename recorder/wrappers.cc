@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -554,9 +555,31 @@ IORR_EXPORT int fremovexattr(int fd, const char* nm) {
 IORR_EXPORT int chmod(const char* p, mode_t m) { RECORD(int, REAL(chmod)(p, m), chmod, L(p), m); }
 IORR_EXPORT int fchmod(int fd, mode_t m) { RECORD(int, REAL(fchmod)(fd, m), fchmod, fd, m); }
 IORR_EXPORT int fchmodat(int d, const char* p, mode_t m, int fl) {
-  // With flags, glibc emulates the call (O_PATH open, chmod of /proc/self/fd/N, close): under
-  // dispatch those calls trap and are recorded as the kernel sees them.
-  if (fl != 0 && iorr::recorder::DispatchEnabled()) return REAL(fchmodat)(d, p, m, fl);
+  if (fl == AT_SYMLINK_NOFOLLOW) {
+    // glibc 2.36 emulates this with an O_PATH open, a check that it is not a symlink and a
+    // chmod through /proc; the same calls here are recorded as the kernel sees them.
+    int pathfd = openat(d, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (pathfd < 0) return -1;
+    struct stat st;
+    if (fstatat(pathfd, "", &st, AT_EMPTY_PATH) != 0) {
+      int e = errno;
+      close(pathfd);
+      errno = e;
+      return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      close(pathfd);
+      errno = EOPNOTSUPP;
+      return -1;
+    }
+    char proc[32];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
+    int r = chmod(proc, m);
+    int e = (r != 0 && errno == ENOENT) ? EOPNOTSUPP : errno;
+    close(pathfd);
+    errno = e;
+    return r;
+  }
   RECORD(int, REAL(fchmodat)(d, p, m, fl), fchmodat, d, L(p), m);
 }
 IORR_EXPORT int chown(const char* p, uid_t u, gid_t g) {
@@ -1031,3 +1054,154 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
   iorr::recorder::t_selector = saved;
   return r;
 }
+
+// ---- directory streams ----
+//
+// glibc's readdir refills its buffer with an internal getdents64 that would trap (dispatch) on
+// every refill; rm -rf and find spend most of their calls there. These are glibc 2.36's
+// algorithms over the recorded calls, so the kernel sees the same calls, recorded at wrapper
+// cost. DIR is opaque to programs, and glibc's own users of directory streams (scandir, nftw,
+// glob) use its internal functions with its own DIR, so the two never mix.
+
+namespace {
+struct RecDir {
+  int fd;
+  size_t size;      // bytes in data
+  size_t offset;    // next entry
+  off_t filepos;
+  int errcode;
+  char data[32768] __attribute__((aligned(alignof(struct dirent64))));
+};
+
+DIR* AllocDir(int fd, bool close_fd) {
+  if (!close_fd && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) return nullptr;
+  auto* d = static_cast<RecDir*>(malloc(sizeof(RecDir)));
+  if (d == nullptr) {
+    if (close_fd) close(fd);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  d->fd = fd;
+  d->size = d->offset = 0;
+  d->filepos = 0;
+  d->errcode = 0;
+  return reinterpret_cast<DIR*>(d);
+}
+
+DIR* OpendirTail(int fd) {
+  if (fd < 0) return nullptr;
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return nullptr;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    close(fd);
+    errno = ENOTDIR;
+    return nullptr;
+  }
+  return AllocDir(fd, true);
+}
+}  // namespace
+
+IORR_EXPORT DIR* opendir(const char* name) {
+  if (name[0] == 0) {
+    errno = ENOENT;
+    return nullptr;
+  }
+  return OpendirTail(open(name, O_RDONLY | O_NONBLOCK | O_DIRECTORY | O_CLOEXEC));
+}
+
+IORR_EXPORT DIR* fdopendir(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) < 0) return nullptr;
+  if (!S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return nullptr;
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags == -1) return nullptr;
+  if ((flags & O_ACCMODE) == O_WRONLY) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return AllocDir(fd, false);
+}
+
+IORR_EXPORT struct dirent64* readdir64(DIR* dir) {
+  auto* d = reinterpret_cast<RecDir*>(dir);
+  struct dirent64* dp;
+  int saved = errno;
+  do {
+    if (d->offset >= d->size) {
+      ssize_t n = getdents64(d->fd, d->data, sizeof(d->data));
+      if (n <= 0) {
+        // Don't modify errno when reaching the end (or for a directory deleted meanwhile).
+        if (n == 0 || errno == ENOENT) errno = saved;
+        return nullptr;
+      }
+      d->size = static_cast<size_t>(n);
+      d->offset = 0;
+    }
+    dp = reinterpret_cast<struct dirent64*>(&d->data[d->offset]);
+    d->offset += dp->d_reclen;
+    d->filepos = dp->d_off;
+  } while (dp->d_ino == 0);  // deleted entries
+  return dp;
+}
+
+IORR_EXPORT struct dirent* readdir(DIR* dir) {
+  static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "x86_64: the same layout");
+  return reinterpret_cast<struct dirent*>(readdir64(dir));
+}
+
+IORR_EXPORT int readdir64_r(DIR* dir, struct dirent64* entry, struct dirent64** result) {
+  int saved = errno;
+  errno = 0;
+  struct dirent64* dp = readdir64(dir);
+  int err = errno;
+  errno = saved;
+  if (dp == nullptr) {
+    *result = nullptr;
+    return err;
+  }
+  memcpy(entry, dp, dp->d_reclen < sizeof(*entry) ? dp->d_reclen : sizeof(*entry));
+  *result = entry;
+  return 0;
+}
+
+IORR_EXPORT int readdir_r(DIR* dir, struct dirent* entry, struct dirent** result) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return readdir64_r(dir, reinterpret_cast<struct dirent64*>(entry),
+                     reinterpret_cast<struct dirent64**>(result));
+#pragma GCC diagnostic pop
+}
+
+IORR_EXPORT int closedir(DIR* dir) {
+  auto* d = reinterpret_cast<RecDir*>(dir);
+  int fd = d->fd;
+  free(d);
+  return close(fd);
+}
+
+IORR_EXPORT void rewinddir(DIR* dir) {
+  auto* d = reinterpret_cast<RecDir*>(dir);
+  lseek(d->fd, 0, SEEK_SET);
+  d->filepos = 0;
+  d->offset = d->size = 0;
+  d->errcode = 0;
+}
+
+IORR_EXPORT long telldir(DIR* dir) { return reinterpret_cast<RecDir*>(dir)->filepos; }
+
+IORR_EXPORT void seekdir(DIR* dir, long pos) {
+  auto* d = reinterpret_cast<RecDir*>(dir);
+  lseek(d->fd, pos, SEEK_SET);
+  d->size = d->offset = 0;
+  d->filepos = pos;
+}
+
+IORR_EXPORT int dirfd(DIR* dir) { return reinterpret_cast<RecDir*>(dir)->fd; }

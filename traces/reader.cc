@@ -249,6 +249,14 @@ bool TraceReader::NextChunk(Chunk* chunk) {
       return false;
     }
     const uint8_t* frame = buf_.data() + begin_ + 8 + size;
+    if (options_.metadata_only) {
+      consume(total);
+      chunk->raw.clear();
+      chunk->meta = m;
+      chunk->offset = rec_offset;
+      chunk->sequence = chunks_++;
+      return true;
+    }
     bool damaged = Crc32c(frame, m.compressed_size) != m.payload_crc;
     std::string why = "corrupt chunk: payload checksum mismatch";
     if (!damaged) {

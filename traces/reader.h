@@ -42,6 +42,9 @@ class TraceReader {
  public:
   struct Options {
     bool salvage = false;  // skip damaged chunks instead of failing
+    // Chunks come back with their metadata only (raw stays empty): no checksum, no
+    // decompression. For walking a file's structure fast (counting, checking it is whole).
+    bool metadata_only = false;
   };
   // Opens a trace ("-" for stdin) and reads its header.
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path, Options options);

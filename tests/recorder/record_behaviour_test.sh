@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The recorder under hard conditions: the program's behaviour must not change and the trace must
+# stay readable. Cases: a scrubbed environment (env -i) in a child, SIGKILL mid-run, a million
+# calls in a burst, a program with its own SIGSYS handler, a thread that blocks SIGSYS, and a
+# full disk under the trace (root only). Prints "N passed, M failed".
+# Usage: record_behaviour_test.sh IORR_BIN
+set -uo pipefail
+iorr=$1
+lib=$(dirname "$iorr")/../lib/libiorr-preload.so
+[[ -f $lib ]] || { echo "SKIP: $lib is missing"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/iorr-behaviour.XXXXXX")
+cleanup() {
+  mountpoint -q "$work/full" 2>/dev/null && umount "$work/full"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+passed=0 failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+events() { "$iorr" stats --json "$1" | grep -o '"events":[0-9]*' | cut -d: -f2; }
+
+# 1. env -i: the child sees exactly the environment it asked for, and is still recorded.
+env -i sh -c 'env; ls / > /dev/null' | sort > plain.env
+timeout 60 "$iorr" record -q -o env.iorr -- env -i sh -c 'env; ls / > /dev/null' | sort > rec.env
+if ! cmp -s plain.env rec.env; then
+  fail "env -i: the environment differs: $(diff plain.env rec.env | head -n 4 | tr '\n' ' ')"
+elif ! "$iorr" dump env.iorr | grep -q 'execve("/usr/bin/ls"'; then
+  fail "env -i: the ls started from a scrubbed environment was not recorded"
+elif ! "$iorr" dump env.iorr | grep -q 'getdents64'; then
+  fail "env -i: ls's calls are missing"
+else
+  ok "env -i: same environment, child recorded"
+fi
+
+# 2. SIGKILL mid-run: the trace reads up to the last flushed frame; status 137.
+timeout 60 "$iorr" record -q -o kill.iorr -- sh -c \
+  'i=0; while [ $i -lt 400 ]; do echo $i > f.$((i % 7)); i=$((i + 1)); done; sleep 0.3; kill -KILL $$'
+st=$?
+n=$(events kill.iorr 2>/dev/null || echo 0)
+if [[ $st -ne 137 ]]; then
+  fail "SIGKILL: exit status $st, expected 137"
+elif ! "$iorr" stats kill.iorr > /dev/null 2> kill.err; then
+  fail "SIGKILL: the trace does not read: $(head -n 1 kill.err)"
+elif [[ ${n:-0} -lt 400 ]]; then
+  fail "SIGKILL: only ${n:-0} events survived (the loop's ran 300 ms before the kill)"
+else
+  ok "SIGKILL: status 137, $n events readable"
+fi
+
+# 3. A burst of a million calls (a writer/thread hand-off once deadlocked here).
+if timeout 120 "$iorr" record -q -o burst.iorr -- dd if=/dev/zero of=/dev/null bs=1 count=500000 2> /dev/null; then
+  n=$(events burst.iorr)
+  if [[ $n -ge 1000000 ]]; then ok "burst: $n events"; else fail "burst: only $n events"; fi
+else
+  fail "burst: dd under the recorder failed or hung"
+fi
+
+# 4. A program with its own SIGSYS handler still gets its signal.
+if command -v python3 > /dev/null; then
+  prog='import os, signal
+signal.signal(signal.SIGSYS, lambda s, f: print("handler", s))
+os.kill(os.getpid(), signal.SIGSYS)
+print("after")'
+  python3 -c "$prog" > plain.sigsys 2>&1
+  timeout 60 "$iorr" record -q -o sigsys.iorr -- python3 -c "$prog" > rec.sigsys 2>&1
+  if cmp -s plain.sigsys rec.sigsys; then ok "own SIGSYS handler"; else
+    fail "own SIGSYS handler: $(tr '\n' ' ' < rec.sigsys)"; fi
+
+  # 5. A thread that blocks SIGSYS (and every signal) keeps working and is recorded.
+  prog='import signal, threading
+def work():
+    signal.pthread_sigmask(signal.SIG_BLOCK, range(1, signal.NSIG))
+    with open("blocked.txt", "w") as f:
+        f.write("x" * 100)
+t = threading.Thread(target=work); t.start(); t.join(); print(open("blocked.txt").read()[:3])'
+  timeout 60 "$iorr" record -q -o blocked.iorr -- python3 -c "$prog" > rec.blocked 2>&1
+  st=$?
+  if [[ $st -ne 0 ]]; then
+    fail "blocked SIGSYS: exit status $st: $(head -c 200 rec.blocked)"
+  elif ! "$iorr" dump blocked.iorr | grep -q 'openat(AT_FDCWD, "blocked.txt", O_WRONLY'; then
+    fail "blocked SIGSYS: the thread's open is not in the trace"
+  else
+    ok "a thread with every signal blocked"
+  fi
+else
+  echo "skip: python3 is missing (own SIGSYS handler, blocked SIGSYS)"
+fi
+
+# 6. A full disk under the trace: the program carries on, the trace says it is incomplete.
+if [[ $(id -u) -eq 0 ]] && mkdir -p full && mount -t tmpfs -o size=8k tmpfs full 2> /dev/null; then
+  timeout 60 "$iorr" record -q -o full/t.iorr -- sh -c \
+    'i=0; while [ $i -lt 5000 ]; do echo $i > f.$i; i=$((i + 1)); done; rm -f f.*; echo done' \
+    > full.out 2> full.err
+  st=$?
+  if [[ $st -ne 0 || $(cat full.out) != done ]]; then
+    fail "disk full: the program was harmed (status $st, output $(head -c 100 full.out))"
+  elif ! "$iorr" stats full/t.iorr > /dev/null 2> full.stats; then
+    fail "disk full: the trace does not read: $(head -n 1 full.stats)"
+  elif ! grep -q "incomplete\|truncated\|lost" full.stats; then
+    fail "disk full: the trace does not say it is incomplete"
+  else
+    ok "disk full: program unharmed, trace marked incomplete"
+  fi
+else
+  echo "skip: disk full (needs root and a tmpfs mount)"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -209,8 +209,10 @@ long Execve(const long* a) {
   int64_t start = on ? c.start : NowNs();
   bool ok = PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   FlushAll();
+  NoteExecAttempt(reinterpret_cast<const char*>(a[0]));
   long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
   long r = Raw(SYS_execve, b);
+  NoteExecFailed();
   if (on) EndCall(&c, CallId::execve, a, r);
   return r;
 }

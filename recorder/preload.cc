@@ -50,6 +50,7 @@ using trace::ChunkLimits;
 constexpr int kMaxThreads = 4096;
 constexpr int64_t kFlushAgeNs = 100'000'000;   // a pending event is written within this
 constexpr int64_t kWriterTickNs = 20'000'000;
+constexpr int64_t kClockSkewMarginNs = 1'000'000;
 
 constexpr uint64_t kRingBytes = 2u << 20;  // per thread; pages are touched as used
 
@@ -76,6 +77,7 @@ struct ThreadState {
   uint64_t stream = 0;
   size_t memory_bytes = 0;
   int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
+  int64_t last_start = 0;          // the thread: start of its latest call
   Event decoded;                   // writer
   ChunkEncoder enc;                // writer
 };
@@ -168,16 +170,22 @@ bool WriteAll(const void* buf, size_t n) {
 }
 
 void WriteNote(const char* text) {
-  uint8_t buf[512];
+  uint8_t buf[4352];
   size_t len = strnlen(text, sizeof(buf) - 16);
   size_t n = trace::FrameRecord(trace::RecordType::kNote, reinterpret_cast<const uint8_t*>(text),
                                 len, buf);
   WriteAll(buf, n);
 }
 
-// Every event not yet in the file starts at or after this.
-int64_t Watermark(int64_t now) {
-  int64_t w = now;
+// Every event not yet in the file starts at or after this: the clock is read first (and fenced),
+// then every thread's slot (see BeginCall for why that order is enough).
+int64_t Watermark() {
+  __builtin_ia32_lfence();
+  // Each process keeps its own TSC-to-time pair: allow for their skew (< 1 us when resynced
+  // every 20 ms) with a wide margin.
+  int64_t w = NowNs() - kClockSkewMarginNs;
+  __builtin_ia32_lfence();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.tid.load(std::memory_order_acquire) == 0) continue;
@@ -193,7 +201,7 @@ int64_t Watermark(int64_t now) {
 void WriteEncoder(ChunkEncoder* enc) {
   if (enc->empty()) return;
   uint32_t events = enc->events();
-  size_t n = enc->Finish(*g_compressor, Watermark(NowNs()), g_out, g_out_cap);
+  size_t n = enc->Finish(*g_compressor, Watermark(), g_out, g_out_cap);
   if (n == 0 || !WriteAll(g_out, n)) {
     g_shared->dropped_events.fetch_add(events, std::memory_order_relaxed);
     g_shared->write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -383,6 +391,7 @@ ThreadState* NewThreadState() {
   }
   ts->pid = g_pid;
   ts->tid = static_cast<uint32_t>(Gettid());
+  ts->last_start = NowNs();
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
   // A shared slot for the watermark, and a registry entry for the writer.
@@ -469,6 +478,75 @@ void AddEvent(ThreadState* ts, const Event& e) {
     ts->head_seen = ts->head.load(std::memory_order_acquire);
     Wake();
   }
+}
+
+// What the trace cannot hold is said in it: I/O submitted through io_uring or libaio, and stores
+// through a shared writable mapping of a file (once per process).
+bool g_noted_shared_map = false;
+void NoteEscapes(CallId call, const long* k, long ret) {
+  char note[160];
+  if (trace::Spec(call).effect == trace::Effect::kEscape && ret >= 0) {
+    snprintf(note, sizeof(note), "escape %u: %s: I/O submitted through it is not recorded", g_pid,
+             std::string_view(trace::Spec(call).name).data());
+    WriteNote(note);
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  } else if (call == CallId::mmap && ret >= 0 && static_cast<int>(k[4]) >= 0 &&
+             (k[3] & MAP_SHARED) && (k[2] & PROT_WRITE) && !g_noted_shared_map) {
+    g_noted_shared_map = true;
+    snprintf(note, sizeof(note),
+             "escape %u: stores through a shared writable mapping (fd %d) are not recorded", g_pid,
+             static_cast<int>(k[4]));
+    WriteNote(note);
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void NoteExec(const char* what, const char* path) {
+  char note[4200];
+  if (path)
+    snprintf(note, sizeof(note), "%s %u %s", what, g_pid, path);
+  else
+    snprintf(note, sizeof(note), "%s %u", what, g_pid);
+  WriteNote(note);
+}
+
+// The names and types a getdents64 returned, as `dirents` pseudo-events after it (pieces of at
+// most kDirentPiece bytes). The scratch event's strings are not used by then.
+constexpr size_t kDirentPiece = 4000;
+void AddDirents(ThreadState* ts, Event& e, long buf, long n) {
+  int64_t fd = e.args[0].i;
+  char piece[kDirentPiece + 256 + 2];
+  size_t used = 0;
+  int64_t count = 0;
+  auto flush = [&] {
+    if (count == 0) return;
+    e.call = CallId::dirents;
+    e.start_ns = e.end_ns;
+    e.args[0] = trace::Arg{};
+    e.args[0].i = fd;
+    e.args[1] = trace::Arg{};
+    e.args[1].s = std::string_view(piece, used);
+    e.ret = count;
+    AddEvent(ts, e);
+    used = 0;
+    count = 0;
+  };
+  const char* p = reinterpret_cast<const char*>(buf);
+  for (long off = 0; off + 19 < n;) {
+    uint16_t reclen;
+    memcpy(&reclen, p + off + 16, 2);
+    if (reclen < 20 || off + reclen > n) break;
+    const char* name = p + off + 19;
+    size_t len = strnlen(name, static_cast<size_t>(reclen - 19));
+    if (used + len + 2 > kDirentPiece) flush();
+    piece[used++] = p[off + 18];  // d_type
+    memcpy(piece + used, name, len);
+    used += len;
+    piece[used++] = 0;
+    ++count;
+    off += reclen;
+  }
+  flush();
 }
 
 // Reads what the arguments point to (strings, iovecs, fd pairs) into the event.
@@ -605,10 +683,22 @@ void RecordExecFromEnv() {
   int64_t start = ParseLong(s, 0);
   Unsetenv(kEnvExecStart);
   const char* path = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  NoteExec("exec-ok", nullptr);
   long k[6] = {reinterpret_cast<long>(path), 0, 0, 0, 0, 0};
   Call c;
   if (!BeginCall(&c)) return;
   c.start = start;
+  t_state->slot->in_call_since.store(start, std::memory_order_seq_cst);
+  // The old image's slots (same pid) held the exec's start until now: free them.
+  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+    ThreadSlot& old = g_shared->slot[i];
+    if (&old != t_state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
+        old.tid.load(std::memory_order_acquire) != 0) {
+      old.unflushed_min.store(kNever, std::memory_order_relaxed);
+      old.in_call_since.store(kNever, std::memory_order_relaxed);
+      old.tid.store(0, std::memory_order_release);
+    }
+  }
   EndCall(&c, CallId::execve, k, 0);
 }
 
@@ -699,7 +789,13 @@ bool BeginCall(Call* c) {
   t_depth = 1;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
+  // Announce the call before reading the clock: a writer that computes a watermark from its
+  // own clock reading and then misses this announcement is then sure that this call starts
+  // after its reading. Until the start is known, the previous one is a valid lower bound.
+  ts->slot->in_call_since.store(ts->last_start, std::memory_order_seq_cst);
+  __builtin_ia32_lfence();  // the TSC is read after the store, not before
   c->start = NowNs();
+  ts->last_start = c->start;
   ts->slot->in_call_since.store(c->start, std::memory_order_release);
   return true;
 }
@@ -717,11 +813,20 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   e.ret = ret;
   FillArgs(trace::Spec(call), kargs, ret, &e);
   AddEvent(ts, e);
+  if (call == CallId::getdents64 && ret > 0) AddDirents(ts, e, kargs[1], ret);
+  NoteEscapes(call, kargs, ret);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   if (g_writer_started.load(std::memory_order_relaxed) == 0) StartWriter();
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;
+}
+
+void NoteExecAttempt(const char* path) {
+  if (g_on) NoteExec("exec-attempt", path);
+}
+void NoteExecFailed() {
+  if (g_on) NoteExec("exec-failed", nullptr);
 }
 
 bool IsOwnFd(long fd) { return g_on && (fd == g_trace_fd || fd == g_shm_fd); }

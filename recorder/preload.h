@@ -64,6 +64,11 @@ bool DispatchInstall();
 void DispatchArmThread();
 bool DispatchEnabled();
 
+// Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
+// (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
+void NoteExecAttempt(const char* path);
+void NoteExecFailed();
+
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
 

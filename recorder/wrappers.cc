@@ -726,7 +726,9 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
   int64_t start = on ? c.start : iorr::recorder::NowNs();
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   iorr::recorder::FlushAll();  // the new image starts with empty buffers
+  iorr::recorder::NoteExecAttempt(path);
   int r = REAL(execve)(path, argv, ok ? env2 : envp);
+  iorr::recorder::NoteExecFailed();
   if (on) {
     long k[6] = {L(path), L(argv), L(envp)};
     EndCall(&c, CallId::execve, k, KernelRet(r, errno));

@@ -55,7 +55,7 @@ enum class ArgKind : uint8_t {
 enum class Effect : uint8_t {
   kRead, kWrite, kSeek, kCopy, kOpen, kClose, kSync, kTruncate, kHint, kRemove, kRename,
   kCreate, kLookup, kReadDir, kSetAttr, kFdTable, kCwd, kControl, kMap, kNotFile, kProcess,
-  kEscape, kOther,
+  kEscape, kState, kOther,  // kState: what the recorder saw of the file system, not a call
 };
 
 // How a call's return value reads.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The `iorr record` launcher seen from outside: exit status passthrough (128+N for a signal),
 # 125/126/127 for its own failures and unrunnable commands (one line on stderr), the trace
-# it leaves (readable by stats, header fields, the end record), --snapshot notes, --quiet, and
+# it leaves (readable by stats, header fields, the end record), --snapshot, --quiet, and
 # that the program's arguments and output pass through unchanged.
 # Usage: record_cli_test.sh /path/to/iorr [/path/to/libiorr-preload.so]
 # The library defaults to <dir of iorr>/../lib/libiorr-preload.so; without it the test is skipped.
@@ -99,18 +99,22 @@ grep -q '^# kernel: Linux ' dump.txt || fail "header lacks the kernel"
 grep -q '^# mount:/: [^ ]* [^ ]* ' dump.txt || fail "header lacks the root mount"
 grep -q '^# mount:/proc: ' dump.txt && fail "header lists /proc"
 
-# --snapshot: notes before the program's events, and its time reported on its own.
+# --snapshot: initial_state events before the program's, notes around them, and its time
+# reported on its own.
 mkdir -p tree/sub && echo hello >tree/sub/file && ln -s file tree/sub/link
 "$IORR" record -o s.iorr --snapshot tree -- true 2>err.txt || fail "--snapshot run failed"
 grep -q '^iorr: snapshot of tree: 4 entries in ' err.txt || fail "snapshot report: $(cat err.txt)"
 "$IORR" dump s.iorr >s.txt 2>err.txt || fail "dump of s.iorr failed: $(cat err.txt)"
 grep -qx '# note: snapshot-begin tree' s.txt || fail "no snapshot-begin note"
 grep -q '^# note: snapshot-end tree [0-9.]*$' s.txt || fail "no snapshot-end note"
-grep -qF '# note: snapshot 0755 d ' s.txt || fail "no snapshot entries"
-for want in 'd [0-9]* tree/sub' 'f 6 tree/sub/file' 'l 4 tree/sub/link'; do
-  grep -q "snapshot 0[0-7]* $want\(\\\\n\|$\)" s.txt ||
-    fail "snapshot lacks '$want': $(grep snapshot s.txt)"
+for want in 'initial_state("tree", S_IFDIR|0755, [0-9]*, NULL)' \
+            'initial_state("tree/sub/file", S_IFREG|0644, 6, NULL)' \
+            'initial_state("tree/sub/link", S_IFLNK|0777, 4, "file")'; do
+  grep -q "^\[0 0\] [0-9.]* $want = 0" s.txt ||
+    fail "snapshot lacks '$want': $(grep initial_state s.txt)"
 done
+first=$(grep -v '^#' s.txt | head -n 1)
+[[ $first == *initial_state* ]] || fail "the snapshot does not come first: $first"
 
 # Processes left running: the launcher waits for them (they are recorded to the end).
 start=$(date +%s%N)

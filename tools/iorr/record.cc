@@ -25,12 +25,15 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "recorder/protocol.h"
 #include "tools/iorr/cli.h"
+#include "traces/encoder.h"
 #include "traces/format.h"
 #include "traces/header.h"
 #include "traces/reader.h"
@@ -244,17 +247,6 @@ struct SnapshotResult {
   double seconds = 0;
 };
 
-char TypeLetter(mode_t m) {
-  if (S_ISREG(m)) return 'f';
-  if (S_ISDIR(m)) return 'd';
-  if (S_ISLNK(m)) return 'l';
-  if (S_ISCHR(m)) return 'c';
-  if (S_ISBLK(m)) return 'b';
-  if (S_ISFIFO(m)) return 'p';
-  if (S_ISSOCK(m)) return 's';
-  return '?';
-}
-
 // Paths are one per line: a backslash and a newline in a name are written as \\ and \n.
 void AppendPath(std::string& out, const char* path) {
   for (const char* p = path; *p; ++p) {
@@ -271,75 +263,84 @@ int CompareNames(const FTSENT** a, const FTSENT** b) {
   return std::strcmp((*a)->fts_name, (*b)->fts_name);
 }
 
-// Walks dir (its own symlink followed, no other; one file system) and stores what it finds as
-// note records: "snapshot-begin DIR", batches of "snapshot <mode> <type> <size> <path>" lines
-// (unreadable entries: "snapshot-error <reason> <path>"), "snapshot-end DIR <seconds>".
-SnapshotResult Snapshot(int fd, const std::string& dir, const std::string& trace) {
+// Walks dir (its own symlink followed, no other; one file system) and stores one
+// `initial_state` event per name (path, mode with type bits, size, symlink target) in a stream
+// of pid 0, so that a replay can recreate the starting tree. Notes mark its beginning, end and
+// time ("snapshot-begin DIR", "snapshot-end DIR SECONDS") and what could not be read
+// ("snapshot-error REASON PATH").
+SnapshotResult Snapshot(int fd, const std::string& dir, const std::string& trace,
+                        int64_t start_mono, uint32_t time_unit, uint64_t stream) {
   SnapshotResult r;
   int64_t start = NowNs(CLOCK_MONOTONIC);
   r.bytes += WriteNote(fd, "snapshot-begin " + dir, trace);
-  std::string batch;
-  auto add_line = [&](const std::string& line) {
-    if (!batch.empty() && batch.size() + 1 + line.size() > kNoteBytes) {
-      r.bytes += WriteNote(fd, batch, trace);
-      batch.clear();
+  trace::ChunkLimits limits;
+  trace::ChunkEncoder enc;
+  trace::ChunkCompressor zc;
+  if (!enc.Init(limits, time_unit) || !zc.Init(limits.zstd_level)) Fail("out of memory");
+  enc.Begin(stream, 0, 0);
+  std::vector<uint8_t> out(enc.MaxOutputBytes());
+  auto flush = [&] {
+    if (enc.empty()) return;
+    int64_t now = NowNs(CLOCK_MONOTONIC) - start_mono;  // later chunks all start after this
+    size_t n = enc.Finish(zc, now, out.data(), out.size());
+    if (n == 0) Fail("snapshot: compression failed");
+    WriteAll(fd, out.data(), n, trace);
+    r.bytes += n;
+  };
+  char target[PATH_MAX + 1];
+  auto add = [&](const char* path, const struct stat& st) {
+    trace::Event e;
+    e.call = trace::CallId::initial_state;
+    e.start_ns = e.end_ns = NowNs(CLOCK_MONOTONIC) - start_mono;
+    e.args[0].s = path;
+    e.args[1].i = st.st_mode;
+    e.args[2].i = st.st_size;
+    e.args[3].null = true;
+    if (S_ISLNK(st.st_mode)) {
+      ssize_t n = readlink(path, target, sizeof(target) - 1);
+      if (n >= 0) {
+        e.args[3].null = false;
+        e.args[3].s = std::string_view(target, static_cast<size_t>(n));
+      }
     }
-    if (!batch.empty()) batch.push_back('\n');
-    batch += line;
+    auto res = enc.Add(e);
+    if (res == trace::ChunkEncoder::AddResult::kFull) {
+      flush();
+      res = enc.Add(e);
+    }
+    if (res != trace::ChunkEncoder::AddResult::kOk) ++r.errors;
+    ++r.entries;
+  };
+  auto error = [&](int err, const char* path) {
+    ++r.errors;
+    std::string reason = ErrnoText(err);
+    std::replace(reason.begin(), reason.end(), ' ', '_');  // one word
+    std::string line = "snapshot-error " + reason + " ";
+    AppendPath(line, path);
+    r.bytes += WriteNote(fd, line, trace);
   };
   std::string root = dir;
   char* roots[] = {root.data(), nullptr};
   FTS* fts = fts_open(roots, FTS_PHYSICAL | FTS_COMFOLLOW | FTS_XDEV | FTS_NOCHDIR, CompareNames);
   if (fts == nullptr) Fail("--snapshot " + dir + ": " + ErrnoText(errno));
-  std::string line;
-  char num[64];
   while (FTSENT* e = fts_read(fts)) {
-    line.clear();
     switch (e->fts_info) {
       case FTS_DP:
         continue;
       case FTS_NS:
       case FTS_ERR:
       case FTS_DNR:
-        if (e->fts_info == FTS_DNR) {  // the directory itself is known, its entries are not
-          ++r.entries;
-          const struct stat& st = *e->fts_statp;
-          std::snprintf(num, sizeof num, "snapshot %04o d %lld ", st.st_mode & 07777u,
-                        static_cast<long long>(st.st_size));
-          line = num;
-          AppendPath(line, e->fts_path);
-          add_line(line);
-          line.clear();
-        }
-        ++r.errors;
-        line = "snapshot-error " + ErrnoText(e->fts_errno);
-        std::replace(line.begin() + 15, line.end(), ' ', '_');  // one word
-        line.push_back(' ');
-        AppendPath(line, e->fts_path);
-        add_line(line);
+        if (e->fts_info == FTS_DNR) add(e->fts_path, *e->fts_statp);  // known, its entries not
+        error(e->fts_errno, e->fts_path);
         continue;
-      default: {
-        ++r.entries;
-        const struct stat& st = *e->fts_statp;
-        std::snprintf(num, sizeof num, "snapshot %04o %c %lld ", st.st_mode & 07777u,
-                      TypeLetter(st.st_mode), static_cast<long long>(st.st_size));
-        line = num;
-        AppendPath(line, e->fts_path);
-        add_line(line);
-      }
+      default:
+        add(e->fts_path, *e->fts_statp);
     }
   }
   int err = errno;
   fts_close(fts);
-  if (err != 0) {
-    ++r.errors;
-    std::string reason = ErrnoText(err);
-    std::replace(reason.begin(), reason.end(), ' ', '_');
-    line = "snapshot-error " + reason + " ";
-    AppendPath(line, dir.c_str());
-    add_line(line);
-  }
-  if (!batch.empty()) r.bytes += WriteNote(fd, batch, trace);
+  if (err != 0) error(err, dir.c_str());
+  flush();
   r.seconds = static_cast<double>(NowNs(CLOCK_MONOTONIC) - start) / 1e9;
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.6f", r.seconds);
@@ -454,7 +455,30 @@ struct Counts {
   std::set<uint64_t> streams;
   std::set<uint32_t> pids;
   bool problem = false;  // the trace could not be read to the end
+  std::vector<std::string> unrecorded_execs;  // "PATH by process PID"
 };
+
+// Execs that reached no recorded image: an "exec-attempt PID PATH" note followed by neither
+// "exec-failed PID" nor "exec-ok PID" (a static or setuid binary, or one that dropped
+// LD_PRELOAD).
+std::vector<std::string> UnrecordedExecs(const std::vector<std::string>& notes) {
+  std::map<std::string, std::string> pending;  // pid -> path
+  for (const std::string& n : notes) {
+    std::istringstream in(n);
+    std::string what, pid;
+    in >> what >> pid;
+    if (what == "exec-attempt") {
+      std::string path;
+      std::getline(in >> std::ws, path);
+      pending[pid] = path;
+    } else if (what == "exec-failed" || what == "exec-ok") {
+      pending.erase(pid);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [pid, path] : pending) out.push_back(path + " by process " + pid);
+  return out;
+}
 
 // Reads the chunks back (by fd, so a program that renamed or removed the trace cannot hide it).
 // Cuts off an incomplete last record (a process killed mid-write, a full disk) so that the end
@@ -480,6 +504,7 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
     c.streams.insert(chunk.meta.stream_id);
     c.pids.insert(chunk.meta.pid);
   }
+  c.unrecorded_execs = UnrecordedExecs(r.info().notes);
   if (!r.status().ok()) {
     std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), r.status().message().c_str());
     c.problem = true;
@@ -587,7 +612,8 @@ int Run(const Options& o) {
   double snapshot_seconds = 0;
   uint64_t snapshot_bytes = 0;
   for (const std::string& dir : o.snapshots) {
-    SnapshotResult r = Snapshot(fd, dir, o.trace);
+    SnapshotResult r = Snapshot(fd, dir, o.trace, h.core.start_mono_ns, o.time_unit_ns,
+                                shared->next_stream.fetch_add(1));
     snapshot_seconds += r.seconds;
     snapshot_bytes += r.bytes;
     if (!o.quiet)
@@ -717,7 +743,15 @@ int Run(const Options& o) {
   Counts c = ScanTrace(fd, o.trace, o.quiet);
   uint64_t dropped = shared->dropped_events.load();
   uint32_t write_errors = shared->write_errors.load();
-  uint32_t escapes = shared->escapes.load();
+  for (const std::string& x : c.unrecorded_execs) {
+    try {
+      WriteNote(fd, "escape: exec of " + x + " was not recorded (a static or setuid binary?)",
+                o.trace);
+    } catch (const Error&) {
+    }
+    if (!o.quiet) std::fprintf(stderr, "iorr: warning: exec of %s was not recorded\n", x.c_str());
+  }
+  uint32_t escapes = shared->escapes.load() + static_cast<uint32_t>(c.unrecorded_execs.size());
   trace::EndRecord end{c.events, c.chunks, dropped,
                        (dropped != 0 || write_errors != 0 || c.problem) ? 1u : 0u};
   uint8_t buf[trace::kMaxEndRecordBytes];

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   Action action;
   RegisterDump(app, &action);
   RegisterStats(app, &action);
+  RegisterReplay(app, &action);
   RegisterRecord(app, &action);
   const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(

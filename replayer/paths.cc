@@ -1,0 +1,68 @@
+// See paths.h.
+#include "replayer/paths.h"
+
+#include <vector>
+
+namespace iorr::replay {
+
+std::string Compose(std::string_view base, std::string_view p) {
+  if (!p.empty() && p[0] == '/') {
+    size_t i = p.find_first_not_of('/');
+    return i == std::string_view::npos ? std::string() : std::string(p.substr(i));
+  }
+  if (base.empty()) return std::string(p);
+  if (p.empty()) return std::string(base);
+  std::string out(base);
+  out.push_back('/');
+  out += p;
+  return out;
+}
+
+std::string Normalize(std::string_view p) {
+  std::vector<std::string_view> parts;
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    std::string_view c = p.substr(i, j - i);
+    if (c == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!c.empty() && c != ".") {
+      parts.push_back(c);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (k) out.push_back('/');
+    out += parts[k];
+  }
+  return out;
+}
+
+std::string_view Parent(std::string_view n) {
+  size_t i = n.rfind('/');
+  return i == std::string_view::npos ? std::string_view() : n.substr(0, i);
+}
+
+bool IsPseudo(std::string_view n) {
+  std::string_view first = n.substr(0, n.find('/'));
+  if (first == "dev") {  // /dev/shm is an ordinary tmpfs
+    return !(n == "dev/shm" || n.substr(0, 8) == "dev/shm/");
+  }
+  return first == "proc" || first == "sys";
+}
+
+bool SplitLeaf(std::string_view composed, std::string* dir, std::string* leaf) {
+  std::string_view p = composed;
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  size_t i = p.rfind('/');
+  std::string_view d = i == std::string_view::npos ? std::string_view() : p.substr(0, i);
+  std::string_view l = i == std::string_view::npos ? p : p.substr(i + 1);
+  if (l.empty() || l == "." || l == ".." || l == "/") return false;
+  *dir = std::string(d);
+  *leaf = std::string(l);
+  return true;
+}
+
+}  // namespace iorr::replay

@@ -1,0 +1,344 @@
+// See prepare.h. What each call says about the state before it, when the name is still unknown.
+#include "replayer/prepare.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "replayer/paths.h"
+
+namespace iorr::replay {
+namespace {
+
+using trace::CallId;
+
+char TypeOfMode(uint32_t m) {
+  switch (m & S_IFMT) {
+    case S_IFDIR: return 'd';
+    case S_IFLNK: return 'l';
+    case S_IFIFO: return 'p';
+    case S_IFSOCK: return 's';
+    case S_IFCHR: return 'c';
+    case S_IFBLK: return 'b';
+    default: return 'f';
+  }
+}
+
+char TypeOfDirent(uint8_t t) {
+  switch (t) {
+    case 4: return 'd';
+    case 10: return 'l';
+    case 1: return 'p';
+    case 12: return 's';
+    case 2: return 'c';
+    case 6: return 'b';
+    case 8: return 'f';
+    default: return '?';
+  }
+}
+
+}  // namespace
+
+InitialState::Proc& InitialState::P(uint32_t pid) {
+  auto it = procs_.find(pid);
+  if (it != procs_.end()) return it->second;
+  Proc& p = procs_[pid];
+  p.cwd = cwd0_;
+  return p;
+}
+
+std::string InitialState::PathOf(Proc& p, int64_t dirfd, std::string_view path) {
+  if (!path.empty() && path[0] == '/') return Normalize(path);
+  std::string base = p.cwd;
+  if (dirfd != AT_FDCWD) {
+    auto it = p.fds.find(dirfd);
+    base = it != p.fds.end() ? it->second->path : p.cwd;
+  }
+  return Normalize(Compose(base, path));
+}
+
+void InitialState::Exists(const std::string& n, char type) {
+  if (n.empty()) return;  // the root
+  auto it = now_.find(n);
+  if (it == now_.end()) {
+    now_[n] = Now::kExists;
+    InitialEntry& e = initial_[n];
+    if (e.type == '?') e.type = type;
+    std::string parent(Parent(n));
+    if (!parent.empty()) Exists(parent, 'd');
+  } else if (it->second == Now::kExists) {
+    auto in = initial_.find(n);
+    if (in != initial_.end() && in->second.type == '?') in->second.type = type;
+  }
+}
+
+void InitialState::Absent(const std::string& n) {
+  if (!Known(n)) now_[n] = Now::kAbsent;
+}
+
+void InitialState::Created(const std::string& n, char type) {
+  (void)type;
+  std::string parent(Parent(n));
+  if (!parent.empty()) Exists(parent, 'd');
+  now_[n] = Now::kExists;
+}
+
+void InitialState::AtLeast(const std::string& n, uint64_t size) {
+  auto it = initial_.find(n);
+  if (it != initial_.end() && (it->second.type == 'f' || it->second.type == '?'))
+    it->second.size = std::max(it->second.size, size);
+}
+
+void InitialState::Observe(const trace::Event& e) {
+  const trace::CallSpec& spec = e.spec();
+  if (e.call == CallId::initial_state) {
+    std::string n = Normalize(Compose(cwd0_, e.args[0].s));
+    if (!Known(n)) {
+      InitialEntry& x = initial_[n];
+      x.type = TypeOfMode(static_cast<uint32_t>(e.args[1].i));
+      x.mode = static_cast<uint32_t>(e.args[1].i) & 07777;
+      x.size = static_cast<uint64_t>(std::max<int64_t>(0, e.args[2].i));
+      if (!e.args[3].null) x.target = std::string(e.args[3].s);
+      now_[n] = Now::kExists;
+    }
+    return;
+  }
+  Proc& p = P(e.pid);
+  bool ok = !e.failed();
+  int err = e.err();
+  auto path_arg = [&](int dir_idx, int path_idx) {
+    int64_t dirfd = dir_idx < 0 ? AT_FDCWD : e.args[dir_idx].i;
+    return PathOf(p, dirfd, e.args[path_idx].null ? std::string_view() : e.args[path_idx].s);
+  };
+  auto fd = [&](int idx) -> Fd* {
+    auto it = p.fds.find(e.args[idx].i);
+    return it == p.fds.end() ? nullptr : it->second.get();
+  };
+  switch (e.call) {
+    case CallId::open:
+    case CallId::openat:
+    case CallId::creat:
+    case CallId::openat2: {
+      bool at = e.call == CallId::openat || e.call == CallId::openat2;
+      std::string n = at ? path_arg(0, 1) : path_arg(-1, 0);
+      int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC)
+                                               : e.args[at ? 2 : 1].i;
+      if (ok) {
+        if (flags & O_CREAT) {
+          if (!Known(n) && !(flags & O_EXCL)) Absent(n);  // most likely made here
+          Created(n, 'f');
+        } else {
+          Exists(n, (flags & O_DIRECTORY) ? 'd' : '?');
+        }
+        auto f = std::make_shared<Fd>();
+        f->path = n;
+        p.fds[e.ret] = f;
+      } else if (err == ENOENT) {
+        Absent(n);
+      }
+      break;
+    }
+    case CallId::close:
+      p.fds.erase(e.args[0].i);
+      break;
+    case CallId::dup:
+    case CallId::dup2:
+    case CallId::dup3:
+      if (ok) {
+        auto it = p.fds.find(e.args[0].i);
+        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+      }
+      break;
+    case CallId::fcntl:
+      if (ok && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC)) {
+        auto it = p.fds.find(e.args[0].i);
+        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+      }
+      break;
+    case CallId::read:
+    case CallId::readv:
+      if (Fd* f = fd(0); f && ok) {
+        f->offset += e.ret;
+        AtLeast(f->path, static_cast<uint64_t>(f->offset));
+      }
+      break;
+    case CallId::pread64:
+    case CallId::preadv:
+    case CallId::preadv2:
+      if (Fd* f = fd(0); f && ok && e.ret > 0)
+        AtLeast(f->path, static_cast<uint64_t>(e.args[3].i + e.ret));
+      break;
+    case CallId::write:
+    case CallId::writev:
+      if (Fd* f = fd(0); f && ok) f->offset += e.ret;
+      break;
+    case CallId::lseek:
+      if (Fd* f = fd(0); f && ok) f->offset = e.ret;
+      break;
+    case CallId::dirents:
+      if (Fd* f = fd(0)) {
+        std::string_view s = e.args[1].s;
+        size_t i = 0;
+        while (i < s.size()) {
+          char type = TypeOfDirent(static_cast<uint8_t>(s[i]));
+          size_t end = s.find('\0', i + 1);
+          if (end == std::string_view::npos) break;
+          std::string_view name = s.substr(i + 1, end - i - 1);
+          if (name != "." && name != "..") Exists(Normalize(Compose(f->path, name)), type);
+          i = end + 1;
+        }
+      }
+      break;
+    case CallId::stat:
+    case CallId::lstat:
+    case CallId::access:
+    case CallId::statfs:
+    case CallId::getxattr:
+    case CallId::lgetxattr:
+    case CallId::listxattr:
+    case CallId::llistxattr:
+    case CallId::chmod:
+    case CallId::chown:
+    case CallId::lchown:
+    case CallId::truncate:
+    case CallId::setxattr:
+    case CallId::lsetxattr:
+    case CallId::removexattr:
+    case CallId::lremovexattr:
+    case CallId::utimes:
+    case CallId::utime: {
+      std::string n = path_arg(-1, 0);
+      if (ok)
+        Exists(n, e.call == CallId::truncate ? 'f' : '?');
+      else if (err == ENOENT)
+        Absent(n);
+      break;
+    }
+    case CallId::newfstatat:
+    case CallId::statx:
+    case CallId::faccessat:
+    case CallId::faccessat2:
+    case CallId::fchmodat:
+    case CallId::fchownat:
+    case CallId::utimensat: {
+      if (e.args[1].null || e.args[1].s.empty()) break;  // on the fd itself
+      std::string n = path_arg(0, 1);
+      if (ok)
+        Exists(n, '?');
+      else if (err == ENOENT)
+        Absent(n);
+      break;
+    }
+    case CallId::readlink:
+    case CallId::readlinkat: {
+      std::string n = e.call == CallId::readlink ? path_arg(-1, 0) : path_arg(0, 1);
+      if (ok) {
+        Exists(n, 'l');
+        auto it = initial_.find(n);
+        if (it != initial_.end() && it->second.target.empty())
+          it->second.target = "iorr-unknown-target";
+      } else if (err == ENOENT) {
+        Absent(n);
+      }
+      break;
+    }
+    case CallId::mkdir:
+    case CallId::mkdirat: {
+      std::string n = e.call == CallId::mkdir ? path_arg(-1, 0) : path_arg(0, 1);
+      if (ok)
+        Created(n, 'd');
+      else if (err == EEXIST)
+        Exists(n, '?');
+      break;
+    }
+    case CallId::unlink:
+    case CallId::rmdir:
+    case CallId::unlinkat: {
+      std::string n = e.call == CallId::unlinkat ? path_arg(0, 1) : path_arg(-1, 0);
+      bool dir = e.call == CallId::rmdir ||
+                 (e.call == CallId::unlinkat && (e.args[2].i & AT_REMOVEDIR));
+      if (ok) {
+        Exists(n, dir ? 'd' : 'f');
+        Removed(n);
+      } else if (err == ENOENT) {
+        Absent(n);
+      }
+      break;
+    }
+    case CallId::rename:
+    case CallId::renameat:
+    case CallId::renameat2: {
+      bool at = e.call != CallId::rename;
+      std::string a = at ? path_arg(0, 1) : path_arg(-1, 0);
+      std::string b = at ? path_arg(2, 3) : path_arg(-1, 1);
+      if (ok) {
+        Exists(a, '?');
+        Removed(a);
+        Created(b, '?');
+      } else if (err == ENOENT) {
+        Absent(a);
+      }
+      break;
+    }
+    case CallId::link:
+    case CallId::linkat: {
+      bool at = e.call == CallId::linkat;
+      std::string a = at ? path_arg(0, 1) : path_arg(-1, 0);
+      std::string b = at ? path_arg(2, 3) : path_arg(-1, 1);
+      if (ok) {
+        Exists(a, 'f');
+        Created(b, 'f');
+      }
+      break;
+    }
+    case CallId::symlink:
+    case CallId::symlinkat:
+    case CallId::mknod:
+    case CallId::mknodat: {
+      std::string n = e.call == CallId::symlink  ? path_arg(-1, 1)
+                      : e.call == CallId::symlinkat ? path_arg(1, 2)
+                      : e.call == CallId::mknod     ? path_arg(-1, 0)
+                                                    : path_arg(0, 1);
+      if (ok) Created(n, 'l');
+      break;
+    }
+    case CallId::chdir:
+      if (ok) {
+        std::string n = path_arg(-1, 0);
+        Exists(n, 'd');
+        p.cwd = n;
+      }
+      break;
+    case CallId::fchdir:
+      if (ok) {
+        if (Fd* f = fd(0)) p.cwd = f->path;
+      }
+      break;
+    case CallId::clone:
+    case CallId::clone3:
+    case CallId::fork:
+    case CallId::vfork:
+      if (ok && e.ret > 0 && !(spec.nargs > 0 && (e.args[0].i & 0x00010000))) {
+        Proc copy = p;  // the child starts with the parent's cwd and fds
+        procs_[static_cast<uint32_t>(e.ret)] = std::move(copy);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+const std::map<std::string, InitialEntry>& InitialState::Finish() {
+  for (auto it = initial_.begin(); it != initial_.end(); ++it) {
+    if (it->second.type != '?') continue;
+    std::string prefix = it->first + "/";
+    auto child = initial_.lower_bound(prefix);
+    bool has_child = child != initial_.end() && child->first.compare(0, prefix.size(), prefix) == 0;
+    it->second.type = has_child ? 'd' : 'f';
+  }
+  return initial_;
+}
+
+}  // namespace iorr::replay

@@ -1,0 +1,57 @@
+// Working out the file-system state a trace expects before it starts: every name the trace
+// uses but did not create, with its type, a lower bound on its size and, when the recorder saw
+// them (--snapshot, getdents64), its mode and link target. Fed the events in recorded order;
+// keeps its own view of each process's cwd and fds. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "traces/event.h"
+
+namespace iorr::replay {
+
+struct InitialEntry {
+  char type = '?';      // f d l p s c b, or ? (resolved by Finish)
+  uint64_t size = 0;    // regular files: at least this many bytes
+  uint32_t mode = 0;    // permission bits, 0 when unknown
+  std::string target;   // symlinks
+};
+
+class InitialState {
+ public:
+  explicit InitialState(std::string cwd) : cwd0_(std::move(cwd)) {}
+  void Observe(const trace::Event& e);
+  // Resolves unknown types (a name with children is a directory, else a file) and returns the
+  // entries, keyed by normalised root-relative path; parents sort before their children.
+  const std::map<std::string, InitialEntry>& Finish();
+
+ private:
+  struct Fd {
+    std::string path;  // normalised
+    int64_t offset = 0;
+  };
+  struct Proc {
+    std::string cwd;
+    std::unordered_map<int64_t, std::shared_ptr<Fd>> fds;
+  };
+  enum class Now : uint8_t { kExists, kAbsent };
+  Proc& P(uint32_t pid);
+  std::string PathOf(Proc& p, int64_t dirfd, std::string_view path);
+  bool Known(const std::string& n) const { return now_.count(n) != 0; }
+  void Exists(const std::string& n, char type);
+  void Absent(const std::string& n);
+  void Created(const std::string& n, char type);
+  void Removed(const std::string& n) { now_[n] = Now::kAbsent; }
+  void AtLeast(const std::string& n, uint64_t size);
+
+  std::string cwd0_;
+  std::unordered_map<uint32_t, Proc> procs_;
+  std::unordered_map<std::string, Now> now_;
+  std::map<std::string, InitialEntry> initial_;
+};
+
+}  // namespace iorr::replay

@@ -1,0 +1,784 @@
+// See replayer.h.
+#include "replayer/replayer.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/file.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "replayer/paths.h"
+#include "replayer/prepare.h"
+#include "traces/names.h"
+#include "traces/reader.h"
+
+namespace iorr::replay {
+namespace {
+
+using trace::CallId;
+using trace::Event;
+
+int64_t MonoNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+long Ret(long r) { return r < 0 ? -errno : r; }
+
+// A live fd standing for a recorded one. Shared by dup'd and inherited recorded fds.
+struct Live {
+  int fd = -1;
+  bool not_file = false;  // pipe, socket, ...: its calls are skipped
+  std::string path;       // normalised, root-relative
+  ~Live() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct Proc {
+  std::string cwd;
+  std::unordered_map<int64_t, std::shared_ptr<Live>> fds;
+};
+
+class Engine {
+ public:
+  Engine(const Options& o, Report* r) : o_(o), r_(r) {}
+
+  Status OpenRoot() {
+    root_ = ::open(o_.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_ < 0) return Status::Error("--root " + o_.root + ": " + std::strerror(errno));
+    for (const std::string& p : o_.only) only_.push_back(Normalize(p));
+    return {};
+  }
+  ~Engine() {
+    procs_.clear();
+    if (root_ >= 0) ::close(root_);
+  }
+
+  // openat2 inside the root: "..", absolute paths and symlinks cannot leave it.
+  int OpenIn(const std::string& rel, int flags, mode_t mode) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
+    how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode & 07777) : 0;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    long r = syscall(SYS_openat2, root_, rel.empty() ? "." : rel.c_str(), &how, sizeof(how));
+    return r < 0 ? -errno : static_cast<int>(r);
+  }
+
+  // The parent directory of rel, opened inside the root, and the last name in *leaf.
+  int ParentIn(const std::string& rel, std::string* leaf) {
+    std::string dir;
+    if (!SplitLeaf(rel, &dir, leaf)) return -EINVAL;
+    return OpenIn(dir, O_PATH | O_DIRECTORY, 0);
+  }
+
+  bool Filtered(const std::string& n) const {
+    if (only_.empty()) return false;
+    for (const std::string& p : only_)
+      if (n == p || (n.size() > p.size() && n.compare(0, p.size(), p) == 0 && n[p.size()] == '/') ||
+          p.empty())
+        return false;
+    return true;
+  }
+
+  // mkdir -p inside the root.
+  void MakeDirs(const std::string& n) {
+    if (n.empty()) return;
+    std::string leaf;
+    int dir = ParentIn(n, &leaf);
+    if (dir == -ENOENT) {
+      MakeDirs(std::string(Parent(n)));
+      dir = ParentIn(n, &leaf);
+    }
+    if (dir < 0) return;
+    if (mkdirat(dir, leaf.c_str(), 0755) == 0) ++r_->prepared_dirs;
+    ::close(dir);
+  }
+
+  void PrepareRoot(const std::map<std::string, InitialEntry>& entries) {
+    std::vector<char> zeros(1 << 20, 0);
+    // The recorded cwd and the --only prefixes exist, whatever the trace says of their parents.
+    MakeDirs(cwd0_);
+    for (const std::string& p : only_) MakeDirs(p);
+    for (const auto& [n, x] : entries) {
+      if (n.empty() || IsPseudo(n) || Filtered(n)) continue;
+      std::string leaf;
+      int dir = ParentIn(n, &leaf);
+      if (dir == -ENOENT) {
+        MakeDirs(std::string(Parent(n)));
+        dir = ParentIn(n, &leaf);
+      }
+      if (dir < 0) continue;
+      switch (x.type) {
+        case 'd':
+          if (mkdirat(dir, leaf.c_str(), x.mode ? x.mode : 0755) == 0) ++r_->prepared_dirs;
+          break;
+        case 'l':
+          if (symlinkat(x.target.empty() ? "iorr-unknown-target" : x.target.c_str(), dir,
+                        leaf.c_str()) == 0)
+            ++r_->prepared_links;
+          break;
+        case 'p':
+          mknodat(dir, leaf.c_str(), S_IFIFO | (x.mode ? x.mode : 0644), 0);
+          break;
+        case 'f': {
+          int fd = OpenIn(n, O_WRONLY | O_CREAT | O_EXCL, x.mode ? x.mode : 0644);
+          if (fd >= 0) {
+            ++r_->prepared_files;
+            if (o_.prepare == Prepare::kFull) {
+              uint64_t left = x.size;
+              while (left > 0) {
+                ssize_t w = ::write(fd, zeros.data(), std::min<uint64_t>(left, zeros.size()));
+                if (w <= 0) break;
+                left -= static_cast<uint64_t>(w);
+              }
+            } else if (x.size > 0) {
+              if (ftruncate(fd, static_cast<off_t>(x.size)) != 0) {
+              }
+            }
+            r_->prepared_bytes += x.size;
+            ::close(fd);
+          }
+          break;
+        }
+        default:
+          break;  // sockets and device nodes are not made
+      }
+      ::close(dir);
+    }
+    syncfs(root_);
+    if (o_.cache == Cache::kCold) {
+      int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, "3", 1) != 1) r_->skipped["page cache not dropped (not root?)"]++;
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  void Replay(const Event& e, int64_t* latency);
+
+ private:
+  Proc& P(uint32_t pid) {
+    auto it = procs_.find(pid);
+    if (it != procs_.end()) return it->second;
+    Proc& p = procs_[pid];
+    p.cwd = cwd0_;
+    return p;
+  }
+  void Skip(const char* why) { r_->skipped[why]++; }
+  char* Buffer(uint64_t n) {
+    if (n > (64u << 20)) n = 64u << 20;
+    if (buf_.size() < n) buf_.assign(n, static_cast<char>(0xA5));
+    return buf_.data();
+  }
+
+ public:
+  std::string cwd0_;
+
+ private:
+  const Options& o_;
+  Report* r_;
+  int root_ = -1;
+  std::vector<std::string> only_;
+  std::unordered_map<uint32_t, Proc> procs_;
+  std::vector<char> buf_;
+  bool skipped_ = false;
+  friend struct Call;
+};
+
+// Whether a replayed result stands for the recorded one.
+bool Same(const Event& e, long r) {
+  if (e.failed()) return r == e.ret;
+  if (r < 0) return false;
+  const trace::CallSpec& spec = e.spec();
+  if (spec.ret == trace::Ret::kCount || e.call == CallId::lseek || e.call == CallId::umask)
+    return r == e.ret;
+  if (e.call == CallId::getdents64) return (r > 0) == (e.ret > 0);
+  return true;
+}
+
+void Engine::Replay(const Event& e, int64_t* latency) {
+  *latency = -1;
+  Proc& p = P(e.pid);
+  const trace::CallSpec& spec = e.spec();
+  // Resolution of a path argument: base (cwd or a dirfd's path) + path, normalised.
+  bool bad = false;
+  auto path = [&](int dir_idx, int path_idx) -> std::string {
+    std::string_view s = e.args[path_idx].null ? std::string_view() : e.args[path_idx].s;
+    std::string base = p.cwd;
+    if (!s.empty() && s[0] == '/') {
+      base.clear();
+    } else if (dir_idx >= 0 && e.args[dir_idx].i != AT_FDCWD) {
+      auto it = p.fds.find(e.args[dir_idx].i);
+      if (it == p.fds.end()) {
+        bad = true;
+        return {};
+      }
+      base = it->second->path;
+    }
+    return Normalize(Compose(base, s));
+  };
+  auto live = [&](int idx) -> Live* {
+    auto it = p.fds.find(e.args[idx].i);
+    return it == p.fds.end() ? nullptr : it->second.get();
+  };
+  auto check_path = [&](const std::string& n) {
+    if (bad) {
+      Skip("unknown directory fd");
+      return false;
+    }
+    if (IsPseudo(n)) {
+      Skip("pseudo file system (/proc, /sys, /dev)");
+      return false;
+    }
+    if (Filtered(n)) {
+      Skip("outside --only");
+      return false;
+    }
+    return true;
+  };
+  auto fd_ok = [&](Live* l) {
+    if (l == nullptr) {
+      Skip("fd not opened by the trace (inherited or unknown)");
+      return false;
+    }
+    if (l->not_file) {
+      Skip("not a file (pipe, socket, ...)");
+      return false;
+    }
+    if (Filtered(l->path)) {
+      Skip("outside --only");
+      return false;
+    }
+    return true;
+  };
+
+  long r = 0;
+  int64_t t0 = 0;
+  auto begin = [&] { t0 = MonoNs(); };
+  auto end = [&](long result) {
+    *latency = MonoNs() - t0;
+    r = result;
+  };
+  auto with_path_fd = [&](const std::string& n, int flags, auto&& fn) {  // O_PATH inside root
+    begin();
+    int fd = OpenIn(n, O_PATH | flags, 0);
+    long res = fd < 0 ? fd : fn(fd);
+    if (fd >= 0) ::close(fd);
+    end(res);
+  };
+  auto with_parent = [&](const std::string& n, auto&& fn) {
+    begin();
+    std::string leaf;
+    int dir = ParentIn(n, &leaf);
+    long res = dir < 0 ? dir : fn(dir, leaf.c_str());
+    if (dir >= 0) ::close(dir);
+    end(res);
+  };
+  auto proc_path = [](int fd) { return "/proc/self/fd/" + std::to_string(fd); };
+
+  switch (e.call) {
+    case CallId::open:
+    case CallId::openat:
+    case CallId::creat:
+    case CallId::openat2: {
+      bool at = e.call == CallId::openat || e.call == CallId::openat2;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      int flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC)
+                                          : static_cast<int>(e.args[at ? 2 : 1].i);
+      mode_t mode = e.call == CallId::creat ? static_cast<mode_t>(e.args[1].i)
+                    : e.call == CallId::openat2 ? 0644
+                                                : static_cast<mode_t>(e.args[at ? 3 : 2].i);
+      flags &= ~O_NOCTTY;
+      begin();
+      int fd = OpenIn(n, flags, mode);
+      end(fd);
+      if (fd >= 0 && e.ret >= 0) {
+        auto l = std::make_shared<Live>();
+        l->fd = fd;
+        l->path = n;
+        p.fds[e.ret] = l;
+      } else if (fd >= 0) {
+        ::close(fd);
+      }
+      break;
+    }
+    case CallId::close: {
+      auto it = p.fds.find(e.args[0].i);
+      if (it == p.fds.end()) return Skip("fd not opened by the trace (inherited or unknown)");
+      begin();
+      bool last = it->second.use_count() == 1;
+      p.fds.erase(it);  // the live fd closes with its last recorded fd
+      end(last ? 0 : 0);
+      break;
+    }
+    case CallId::close_range: {
+      for (auto it = p.fds.begin(); it != p.fds.end();)
+        it = (it->first >= e.args[0].i && it->first <= e.args[1].i) ? p.fds.erase(it)
+                                                                   : std::next(it);
+      return Skip("close_range (applied to the fd map)");
+    }
+    case CallId::dup:
+    case CallId::dup2:
+    case CallId::dup3: {
+      auto it = p.fds.find(e.args[0].i);
+      if (e.ret >= 0 && it != p.fds.end()) p.fds[e.ret] = it->second;
+      return Skip("dup (applied to the fd map)");
+    }
+    case CallId::fcntl: {
+      int64_t cmd = e.args[1].i;
+      if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && e.ret >= 0) {
+        auto it = p.fds.find(e.args[0].i);
+        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+      }
+      return Skip("fcntl (applied to the fd map)");
+    }
+    case CallId::read:
+    case CallId::readv:
+    case CallId::write:
+    case CallId::writev: {
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      uint64_t n = static_cast<uint64_t>(e.call == CallId::readv || e.call == CallId::writev
+                                             ? e.args[1].i
+                                             : e.args[2].i);
+      char* b = Buffer(n);
+      begin();
+      bool rd = e.call == CallId::read || e.call == CallId::readv;
+      end(Ret(rd ? ::read(l->fd, b, n) : ::write(l->fd, b, n)));
+      break;
+    }
+    case CallId::pread64:
+    case CallId::preadv:
+    case CallId::preadv2:
+    case CallId::pwrite64:
+    case CallId::pwritev:
+    case CallId::pwritev2: {
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      bool vec = e.call != CallId::pread64 && e.call != CallId::pwrite64;
+      uint64_t n = static_cast<uint64_t>(vec ? e.args[1].i : e.args[2].i);
+      off_t off = static_cast<off_t>(e.args[3].i);
+      char* b = Buffer(n);
+      struct iovec iov = {b, n};
+      int rwf = (e.call == CallId::preadv2 || e.call == CallId::pwritev2)
+                    ? static_cast<int>(e.args[4].i)
+                    : 0;
+      begin();
+      bool rd = e.call == CallId::pread64 || e.call == CallId::preadv || e.call == CallId::preadv2;
+      end(Ret(rd ? preadv2(l->fd, &iov, 1, off, rwf) : pwritev2(l->fd, &iov, 1, off, rwf)));
+      break;
+    }
+    case CallId::lseek: {
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      begin();
+      end(Ret(::lseek(l->fd, e.args[1].i, static_cast<int>(e.args[2].i))));
+      break;
+    }
+    case CallId::fsync:
+    case CallId::fdatasync:
+    case CallId::syncfs:
+    case CallId::ftruncate:
+    case CallId::fallocate:
+    case CallId::fadvise64:
+    case CallId::sync_file_range:
+    case CallId::fchmod:
+    case CallId::fchown:
+    case CallId::getdents64:
+    case CallId::fstatfs:
+    case CallId::flock: {
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      int fd = l->fd;
+      const auto& a = e.args;
+      begin();
+      long res = 0;
+      switch (e.call) {
+        case CallId::fsync: res = ::fsync(fd); break;
+        case CallId::fdatasync: res = ::fdatasync(fd); break;
+        case CallId::syncfs: res = ::syncfs(fd); break;
+        case CallId::ftruncate: res = ::ftruncate(fd, a[1].i); break;
+        case CallId::fallocate: res = ::fallocate(fd, static_cast<int>(a[1].i), a[2].i, a[3].i); break;
+        case CallId::fadvise64: {
+          int err = posix_fadvise(fd, a[1].i, a[2].i, static_cast<int>(a[3].i));
+          res = err ? (errno = err, -1) : 0;
+          break;
+        }
+        case CallId::sync_file_range:
+          res = ::sync_file_range(fd, a[1].i, a[2].i, static_cast<unsigned>(a[3].i));
+          break;
+        case CallId::fchmod: res = ::fchmod(fd, static_cast<mode_t>(a[1].i)); break;
+        case CallId::fchown:
+          res = ::fchown(fd, static_cast<uid_t>(a[1].i), static_cast<gid_t>(a[2].i));
+          break;
+        case CallId::getdents64: res = syscall(SYS_getdents64, fd, Buffer(a[2].i), a[2].i); break;
+        case CallId::fstatfs: {
+          struct statfs sf;
+          res = ::fstatfs(fd, &sf);
+          break;
+        }
+        default: res = ::flock(fd, static_cast<int>(a[1].i)); break;  // NOLINT
+      }
+      end(Ret(res));
+      break;
+    }
+    case CallId::sync:
+      begin();
+      ::sync();
+      end(0);
+      break;
+    case CallId::newfstatat:
+    case CallId::statx: {
+      int flags = static_cast<int>(e.call == CallId::newfstatat ? e.args[3].i : e.args[2].i);
+      bool empty = e.args[1].null || e.args[1].s.empty();
+      struct stat st;
+      if (empty && (flags & AT_EMPTY_PATH)) {
+        if (e.args[0].i == AT_FDCWD) return Skip("stat of the cwd");
+        Live* l = live(0);
+        if (!fd_ok(l)) return;
+        begin();
+        end(Ret(::fstat(l->fd, &st)));
+        break;
+      }
+      std::string n = path(0, 1);
+      if (!check_path(n)) return;
+      if (flags & AT_SYMLINK_NOFOLLOW)
+        with_parent(n, [&](int d, const char* leaf) {
+          return Ret(fstatat(d, leaf, &st, AT_SYMLINK_NOFOLLOW));
+        });
+      else
+        with_path_fd(n, 0, [&](int fd) { return Ret(fstatat(fd, "", &st, AT_EMPTY_PATH)); });
+      break;
+    }
+    case CallId::stat:
+    case CallId::lstat:
+    case CallId::access:
+    case CallId::faccessat:
+    case CallId::faccessat2: {
+      bool at = e.call == CallId::faccessat || e.call == CallId::faccessat2;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      struct stat st;
+      if (e.call == CallId::lstat) {
+        with_parent(n, [&](int d, const char* leaf) {
+          return Ret(fstatat(d, leaf, &st, AT_SYMLINK_NOFOLLOW));
+        });
+      } else if (e.call == CallId::stat) {
+        with_path_fd(n, 0, [&](int fd) { return Ret(fstatat(fd, "", &st, AT_EMPTY_PATH)); });
+      } else {
+        int mode = static_cast<int>(e.args[at ? 2 : 1].i);
+        with_path_fd(n, 0, [&](int fd) {
+          return Ret(syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH));
+        });
+      }
+      break;
+    }
+    case CallId::readlink:
+    case CallId::readlinkat: {
+      bool at = e.call == CallId::readlinkat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      uint64_t cap = static_cast<uint64_t>(e.args[at ? 3 : 2].i);
+      char* b = Buffer(cap ? cap : 1);
+      with_parent(n, [&](int d, const char* leaf) { return Ret(::readlinkat(d, leaf, b, cap)); });
+      break;
+    }
+    case CallId::mkdir:
+    case CallId::mkdirat: {
+      bool at = e.call == CallId::mkdirat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
+      with_parent(n, [&](int d, const char* leaf) { return Ret(::mkdirat(d, leaf, m)); });
+      break;
+    }
+    case CallId::unlink:
+    case CallId::unlinkat:
+    case CallId::rmdir: {
+      bool at = e.call == CallId::unlinkat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      int flags = e.call == CallId::rmdir ? AT_REMOVEDIR : at ? static_cast<int>(e.args[2].i) : 0;
+      with_parent(n, [&](int d, const char* leaf) { return Ret(::unlinkat(d, leaf, flags)); });
+      break;
+    }
+    case CallId::rename:
+    case CallId::renameat:
+    case CallId::renameat2: {
+      bool at = e.call != CallId::rename;
+      std::string a = at ? path(0, 1) : path(-1, 0);
+      std::string b = at ? path(2, 3) : path(-1, 1);
+      if (!check_path(a) || !check_path(b)) return;
+      unsigned flags = e.call == CallId::renameat2 ? static_cast<unsigned>(e.args[4].i) : 0;
+      begin();
+      std::string la, lb;
+      int da = ParentIn(a, &la), db = ParentIn(b, &lb);
+      long res = da < 0 ? da : db < 0 ? db
+                                      : Ret(::renameat2(da, la.c_str(), db, lb.c_str(), flags));
+      if (da >= 0) ::close(da);
+      if (db >= 0) ::close(db);
+      end(res);
+      break;
+    }
+    case CallId::link:
+    case CallId::linkat: {
+      bool at = e.call == CallId::linkat;
+      std::string a = at ? path(0, 1) : path(-1, 0);
+      std::string b = at ? path(2, 3) : path(-1, 1);
+      if (!check_path(a) || !check_path(b)) return;
+      bool follow = at && (e.args[4].i & AT_SYMLINK_FOLLOW);
+      begin();
+      std::string la, lb;
+      int db = ParentIn(b, &lb);
+      long res;
+      if (db < 0) {
+        res = db;
+      } else if (follow) {
+        int fa = OpenIn(a, O_PATH, 0);
+        res = fa < 0 ? fa : Ret(::linkat(fa, "", db, lb.c_str(), AT_EMPTY_PATH));
+        if (fa >= 0) ::close(fa);
+      } else {
+        int da = ParentIn(a, &la);
+        res = da < 0 ? da : Ret(::linkat(da, la.c_str(), db, lb.c_str(), 0));
+        if (da >= 0) ::close(da);
+      }
+      if (db >= 0) ::close(db);
+      end(res);
+      break;
+    }
+    case CallId::symlink:
+    case CallId::symlinkat: {
+      std::string n = e.call == CallId::symlink ? path(-1, 1) : path(1, 2);
+      if (!check_path(n)) return;
+      std::string target(e.args[0].s);
+      with_parent(n, [&](int d, const char* leaf) {
+        return Ret(::symlinkat(target.c_str(), d, leaf));
+      });
+      break;
+    }
+    case CallId::mknod:
+    case CallId::mknodat: {
+      bool at = e.call == CallId::mknodat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
+      if (S_ISCHR(m) || S_ISBLK(m)) return Skip("device node (refused)");
+      with_parent(n, [&](int d, const char* leaf) { return Ret(::mknodat(d, leaf, m, 0)); });
+      break;
+    }
+    case CallId::chmod:
+    case CallId::fchmodat: {
+      bool at = e.call == CallId::fchmodat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
+      with_path_fd(n, 0, [&](int fd) { return Ret(::chmod(proc_path(fd).c_str(), m)); });
+      break;
+    }
+    case CallId::chown:
+    case CallId::lchown:
+    case CallId::fchownat: {
+      bool at = e.call == CallId::fchownat;
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      uid_t u = static_cast<uid_t>(e.args[at ? 2 : 1].i);
+      gid_t g = static_cast<gid_t>(e.args[at ? 3 : 2].i);
+      bool nofollow = e.call == CallId::lchown || (at && (e.args[4].i & AT_SYMLINK_NOFOLLOW));
+      if (nofollow)
+        with_parent(n, [&](int d, const char* leaf) {
+          return Ret(::fchownat(d, leaf, u, g, AT_SYMLINK_NOFOLLOW));
+        });
+      else
+        with_path_fd(n, 0, [&](int fd) { return Ret(::fchownat(fd, "", u, g, AT_EMPTY_PATH)); });
+      break;
+    }
+    case CallId::utimensat:
+    case CallId::utimes:
+    case CallId::utime: {
+      bool at = e.call == CallId::utimensat;
+      if (at && (e.args[1].null || e.args[1].s.empty())) {  // futimens
+        Live* l = live(0);
+        if (!fd_ok(l)) return;
+        begin();
+        end(Ret(::futimens(l->fd, nullptr)));
+        break;
+      }
+      std::string n = at ? path(0, 1) : path(-1, 0);
+      if (!check_path(n)) return;
+      if (at && (e.args[3].i & AT_SYMLINK_NOFOLLOW))
+        with_parent(n, [&](int d, const char* leaf) {
+          return Ret(::utimensat(d, leaf, nullptr, AT_SYMLINK_NOFOLLOW));
+        });
+      else
+        with_path_fd(n, 0, [&](int fd) { return Ret(::utimensat(fd, "", nullptr, AT_EMPTY_PATH)); });
+      break;
+    }
+    case CallId::truncate: {
+      std::string n = path(-1, 0);
+      if (!check_path(n)) return;
+      begin();
+      int fd = OpenIn(n, O_WRONLY, 0);
+      long res = fd < 0 ? fd : Ret(::ftruncate(fd, e.args[1].i));
+      if (fd >= 0) ::close(fd);
+      end(res);
+      break;
+    }
+    case CallId::statfs: {
+      std::string n = path(-1, 0);
+      if (!check_path(n)) return;
+      struct statfs sf;
+      with_path_fd(n, 0, [&](int fd) { return Ret(::fstatfs(fd, &sf)); });
+      break;
+    }
+    case CallId::chdir: {
+      std::string n = path(-1, 0);
+      if (!check_path(n)) return;
+      with_path_fd(n, O_DIRECTORY, [&](int) { return 0L; });
+      if (r == 0) p.cwd = n;
+      break;
+    }
+    case CallId::fchdir: {
+      Live* l = live(0);
+      if (l == nullptr) return Skip("fd not opened by the trace (inherited or unknown)");
+      p.cwd = l->path;
+      return Skip("fchdir (applied to the cwd)");
+    }
+    case CallId::umask:
+      begin();
+      end(static_cast<long>(::umask(static_cast<mode_t>(e.args[0].i))));
+      break;
+    case CallId::pipe:
+    case CallId::pipe2:
+    case CallId::socketpair: {
+      if (e.ret == 0) {
+        int64_t pair = e.args[e.call == CallId::socketpair ? 3 : 0].i;
+        for (int64_t fd : {pair & 0xffffffff, (pair >> 32) & 0xffffffff}) {
+          auto l = std::make_shared<Live>();
+          l->not_file = true;
+          p.fds[fd] = l;
+        }
+      }
+      return Skip("not a file (pipe, socket, ...)");
+    }
+    case CallId::socket:
+    case CallId::accept:
+    case CallId::accept4:
+    case CallId::eventfd2:
+    case CallId::memfd_create:
+    case CallId::epoll_create1: {
+      if (e.ret >= 0) {
+        auto l = std::make_shared<Live>();
+        l->not_file = true;
+        p.fds[e.ret] = l;
+      }
+      return Skip("not a file (pipe, socket, ...)");
+    }
+    case CallId::clone:
+    case CallId::clone3:
+    case CallId::fork:
+    case CallId::vfork:
+      if (e.ret > 0 && !(spec.nargs > 0 && (e.args[0].i & 0x00010000))) {
+        Proc child = p;
+        procs_[static_cast<uint32_t>(e.ret)] = std::move(child);
+      }
+      return Skip("process (applied to the fd and cwd maps)");
+    case CallId::exit_group:
+      procs_.erase(e.pid);
+      return Skip("process (applied to the fd and cwd maps)");
+    case CallId::dirents:
+    case CallId::initial_state:
+      return;  // what the recorder saw, used by prepare
+    default:
+      return Skip(e.call == CallId::other ? "not a file-system call" : "not replayed yet");
+  }
+  ++r_->replayed;
+  CallStats& cs = r_->calls[std::string(spec.name)];
+  ++cs.count;
+  cs.latency_ns.push_back(*latency);
+  if (!Same(e, r)) {
+    ++cs.mismatches;
+    ++r_->mismatches;
+    if (r_->first_mismatches.size() < 20) {
+      auto name = [](long v) {
+        if (v >= 0) return std::to_string(v);
+        std::string_view n = trace::ErrnoName(static_cast<int>(-v));
+        return n.empty() ? std::to_string(v) : "-" + std::string(n);
+      };
+      std::string what = std::string(spec.name) + "(";
+      for (int i = 0; i < spec.nargs; ++i)
+        if (trace::IsString(spec.args[i].kind) && !e.args[i].null)
+          what += "\"" + std::string(e.args[i].s.substr(0, 120)) + "\" ";
+      what += "): recorded " + name(e.ret) + ", replayed " + name(r);
+      r_->first_mismatches.push_back(what);
+    }
+  }
+}
+
+}  // namespace
+
+Result<Report> Run(const Options& o) {
+  Report report;
+  Engine engine(o, &report);
+  if (Status s = engine.OpenRoot(); !s.ok()) return s;
+  auto opened = trace::TraceReader::Open(o.trace);
+  if (!opened.ok()) return opened.status();
+  std::string cwd = Normalize(std::string((*opened)->header().Get(trace::key::kCwd)));
+  engine.cwd0_ = cwd;
+
+  // 1. What must exist before the first call.
+  int64_t t0 = MonoNs();
+  if (o.prepare != Prepare::kNone) {
+    InitialState state(cwd);
+    trace::MergedReader m(opened->get());
+    Event e;
+    while (m.Next(&e)) state.Observe(e);
+    if (!m.status().ok()) return m.status();
+    engine.PrepareRoot(state.Finish());
+    opened = trace::TraceReader::Open(o.trace);
+    if (!opened.ok()) return opened.status();
+  }
+  report.prepare_seconds = static_cast<double>(MonoNs() - t0) / 1e9;
+
+  // 2. The calls, in recorded order.
+  trace::MergedReader m(opened->get());
+  Event e;
+  int64_t start = MonoNs();
+  int64_t first = INT64_MIN;
+  int64_t latency;
+  while (m.Next(&e)) {
+    ++report.events;
+    if (o.timing == Timing::kExact && e.call != trace::CallId::initial_state) {
+      if (first == INT64_MIN) first = e.start_ns;
+      int64_t target = start + static_cast<int64_t>(static_cast<double>(e.start_ns - first) / o.speed);
+      int64_t now = MonoNs();
+      if (target > now) {
+        struct timespec ts = {static_cast<time_t>(target / 1'000'000'000),
+                              static_cast<long>(target % 1'000'000'000)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+        }
+      }
+      report.issue_error_ns.push_back(MonoNs() - target);
+    }
+    engine.Replay(e, &latency);
+  }
+  if (!m.status().ok()) return m.status();
+  report.replay_seconds = static_cast<double>(MonoNs() - start) / 1e9;
+  report.integrity_warning = (*opened)->IntegrityWarning();
+  return report;
+}
+
+}  // namespace iorr::replay

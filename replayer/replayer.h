@@ -1,0 +1,57 @@
+// Replays a trace under a root directory that it never leaves: every recorded path is resolved
+// inside the root (openat2 RESOLVE_IN_ROOT, or a parent opened that way plus one name), fds are
+// mapped per recorded process, and every result is compared with the recorded one.
+//
+// This first version replays all threads in one thread, in recorded start order, which keeps
+// every cross-thread order (and serialises what ran in parallel). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "traces/status.h"
+
+namespace iorr::replay {
+
+enum class Timing { kAfap, kExact };
+enum class Prepare { kSparse, kFull, kNone };
+enum class Cache { kCold, kWarm };
+
+struct Options {
+  std::string trace;
+  std::string root;
+  Timing timing = Timing::kAfap;
+  double speed = 1.0;
+  Prepare prepare = Prepare::kSparse;
+  Cache cache = Cache::kCold;
+  std::vector<std::string> only;  // recorded path prefixes (absolute); empty: everything
+  bool progress = false;
+};
+
+struct CallStats {
+  uint64_t count = 0;
+  uint64_t mismatches = 0;
+  std::vector<int64_t> latency_ns;  // of replayed calls
+};
+
+struct Report {
+  double prepare_seconds = 0;
+  double replay_seconds = 0;
+  uint64_t events = 0;
+  uint64_t replayed = 0;
+  std::map<std::string, uint64_t> skipped;  // by reason
+  uint64_t mismatches = 0;
+  std::vector<std::string> first_mismatches;
+  std::map<std::string, CallStats> calls;
+  uint64_t prepared_files = 0, prepared_dirs = 0, prepared_links = 0, prepared_bytes = 0;
+  std::vector<int64_t> issue_error_ns;  // exact timing: actual minus target issue time
+  std::string integrity_warning;
+};
+
+// Prepares the root and replays the trace. Fails only on bad input (unreadable trace,
+// unusable root); mismatches are in the report.
+Result<Report> Run(const Options& options);
+
+}  // namespace iorr::replay

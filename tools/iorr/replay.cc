@@ -1,0 +1,165 @@
+// `iorr replay TRACE --root DIR`: reissues a recorded workload under DIR, which it never leaves,
+// after creating the files and directories the trace expects to find; compares every result
+// with the recorded one and reports mismatches, skips and latencies. Exit 1 on mismatches.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "replayer/replayer.h"
+#include "tools/iorr/cli.h"
+#include "traces/json.h"
+
+namespace iorr::cli {
+namespace {
+
+struct Options {
+  replay::Options r;
+  std::string timing = "afap";
+  std::string prepare = "sparse";
+  std::string cache = "cold";
+  std::string report;
+  bool json = false;
+};
+
+int64_t Percentile(std::vector<int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
+  return v[i];
+}
+
+std::string ReportJson(replay::Report& rep) {
+  std::string out = "{";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\"prepare_seconds\":%.6f,\"replay_seconds\":%.6f,\"events\":%llu,"
+                "\"replayed\":%llu,\"mismatches\":%llu,\"prepared\":{\"files\":%llu,\"dirs\":%llu,"
+                "\"links\":%llu,\"bytes\":%llu},\"skipped\":{",
+                rep.prepare_seconds, rep.replay_seconds, (unsigned long long)rep.events,
+                (unsigned long long)rep.replayed, (unsigned long long)rep.mismatches,
+                (unsigned long long)rep.prepared_files, (unsigned long long)rep.prepared_dirs,
+                (unsigned long long)rep.prepared_links, (unsigned long long)rep.prepared_bytes);
+  out += buf;
+  bool comma = false;
+  for (const auto& [why, n] : rep.skipped) {
+    if (comma) out += ",";
+    comma = true;
+    AppendJsonString(out, why);
+    out += ":" + std::to_string(n);
+  }
+  out += "},\"first_mismatches\":[";
+  for (size_t i = 0; i < rep.first_mismatches.size(); ++i) {
+    if (i) out += ",";
+    AppendJsonString(out, rep.first_mismatches[i]);
+  }
+  out += "],\"calls\":{";
+  comma = false;
+  for (auto& [name, cs] : rep.calls) {
+    if (comma) out += ",";
+    comma = true;
+    AppendJsonString(out, name);
+    std::snprintf(buf, sizeof buf,
+                  ":{\"count\":%llu,\"mismatches\":%llu,\"latency_ns\":{\"p50\":%lld,\"p90\":%lld,"
+                  "\"p99\":%lld,\"max\":%lld}}",
+                  (unsigned long long)cs.count, (unsigned long long)cs.mismatches,
+                  (long long)Percentile(cs.latency_ns, 0.5), (long long)Percentile(cs.latency_ns, 0.9),
+                  (long long)Percentile(cs.latency_ns, 0.99),
+                  (long long)Percentile(cs.latency_ns, 1.0));
+    out += buf;
+  }
+  out += "}";
+  if (!rep.issue_error_ns.empty()) {
+    std::snprintf(buf, sizeof buf, ",\"issue_error_ns\":{\"p50\":%lld,\"p99\":%lld,\"max\":%lld}",
+                  (long long)Percentile(rep.issue_error_ns, 0.5),
+                  (long long)Percentile(rep.issue_error_ns, 0.99),
+                  (long long)Percentile(rep.issue_error_ns, 1.0));
+    out += buf;
+  }
+  out += "}\n";
+  return out;
+}
+
+void PrintText(replay::Report& rep) {
+  std::printf("prepare      %.3f s: %s files (%s bytes), %s directories, %s symlinks\n",
+              rep.prepare_seconds, Thousands(rep.prepared_files).c_str(),
+              Thousands(rep.prepared_bytes).c_str(), Thousands(rep.prepared_dirs).c_str(),
+              Thousands(rep.prepared_links).c_str());
+  std::printf("replay       %.3f s: %s of %s events replayed, %s mismatches\n", rep.replay_seconds,
+              Thousands(rep.replayed).c_str(), Thousands(rep.events).c_str(),
+              Thousands(rep.mismatches).c_str());
+  if (!rep.skipped.empty()) {
+    std::printf("skipped\n");
+    for (const auto& [why, n] : rep.skipped)
+      std::printf("  %12s  %s\n", Thousands(n).c_str(), why.c_str());
+  }
+  std::printf("%-18s %10s %10s %10s %10s %10s %8s\n", "call", "count", "p50 us", "p90 us",
+              "p99 us", "max us", "mismatch");
+  for (auto& [name, cs] : rep.calls)
+    std::printf("%-18s %10s %10.1f %10.1f %10.1f %10.1f %8s\n", name.c_str(),
+                Thousands(cs.count).c_str(), Percentile(cs.latency_ns, 0.5) / 1e3,
+                Percentile(cs.latency_ns, 0.9) / 1e3, Percentile(cs.latency_ns, 0.99) / 1e3,
+                Percentile(cs.latency_ns, 1.0) / 1e3, Thousands(cs.mismatches).c_str());
+  if (!rep.issue_error_ns.empty())
+    std::printf("issue error  p50 %.1f us, p99 %.1f us, max %.1f us\n",
+                Percentile(rep.issue_error_ns, 0.5) / 1e3, Percentile(rep.issue_error_ns, 0.99) / 1e3,
+                Percentile(rep.issue_error_ns, 1.0) / 1e3);
+  for (const auto& m : rep.first_mismatches) std::printf("mismatch: %s\n", m.c_str());
+}
+
+int Run(Options& o) {
+  o.r.timing = o.timing == "exact" ? replay::Timing::kExact : replay::Timing::kAfap;
+  o.r.prepare = o.prepare == "full"   ? replay::Prepare::kFull
+                : o.prepare == "none" ? replay::Prepare::kNone
+                                      : replay::Prepare::kSparse;
+  o.r.cache = o.cache == "warm" ? replay::Cache::kWarm : replay::Cache::kCold;
+  if (o.r.speed <= 0) throw Error("--speed must be positive");
+  o.r.progress = isatty(2) == 1;
+  auto rep = replay::Run(o.r);
+  if (!rep.ok()) throw Error(rep.status().message());
+  if (o.json)
+    std::fputs(ReportJson(*rep).c_str(), stdout);
+  else
+    PrintText(*rep);
+  if (!o.report.empty()) {
+    std::FILE* f = std::fopen(o.report.c_str(), "w");
+    if (f == nullptr) throw Error("cannot write " + o.report);
+    std::fputs(ReportJson(*rep).c_str(), f);
+    std::fclose(f);
+  }
+  if (!rep->integrity_warning.empty())
+    std::fprintf(stderr, "iorr: warning: %s\n", rep->integrity_warning.c_str());
+  return rep->mismatches ? kExitWorkloadFailed : kExitOk;
+}
+
+}  // namespace
+
+void RegisterReplay(CLI::App& app, Action* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "replay",
+      "Reissue a trace under --root DIR, which it never leaves (paths resolve inside DIR, as\n"
+      "if DIR were the recorded \"/\"). First creates what the trace expects to exist (from\n"
+      "--snapshot, directory listings and the calls themselves), then replays in recorded\n"
+      "order and compares every result. Exit 1 when results differ.\n"
+      "This version replays all recorded threads in one thread, in recorded start order.");
+  sub->add_option("trace", o->r.trace, "Trace file")->required();
+  sub->add_option("--root", o->r.root, "Directory standing for the recorded \"/\"")->required();
+  sub->add_option("--timing", o->timing, "afap (as fast as possible) or exact (recorded times)")
+      ->check(CLI::IsMember({"afap", "exact"}))
+      ->capture_default_str();
+  sub->add_option("--speed", o->r.speed, "Scale recorded time (exact timing)")->capture_default_str();
+  sub->add_option("--prepare", o->prepare, "sparse, full (write the bytes) or none")
+      ->check(CLI::IsMember({"sparse", "full", "none"}))
+      ->capture_default_str();
+  sub->add_option("--cache", o->cache, "cold (drop the page cache after prepare) or warm")
+      ->check(CLI::IsMember({"cold", "warm"}))
+      ->capture_default_str();
+  sub->add_option("--only", o->r.only, "Replay only paths under this recorded prefix (repeatable)");
+  sub->add_option("--report", o->report, "Also write the report as JSON to this file");
+  sub->add_flag("--json", o->json, "Print the report as JSON");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace iorr::cli

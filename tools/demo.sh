@@ -2,8 +2,8 @@
 # The main job on a real workload: set-up, build, then `tar xf` of the Linux source tarball
 # (a 5,000-entry subset; IORR_DEMO_FULL=1 for all 83,731 entries) into tmpfs, recorded with
 # `iorr record` and, in the same run, watched by strace; prints what the trace holds, its first
-# calls, and how much of what strace saw the recorder caught. Replay and the model come with
-# their issues; this script grows with them.
+# calls, how much of what strace saw the recorder caught, and a replay of the trace onto an
+# empty directory. The model comes with its issue; this script grows with it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,3 +33,12 @@ echo
 echo "== what strace saw in the same run, and how much of it the trace has"
 "$iorr" import strace -q "$work/strace.log" -o "$work/strace.iorr"
 "$root/build/bin/trace_coverage" "$work/strace.iorr" "$trace" || true
+echo
+echo "== iorr replay $trace --root <empty tmpfs dir> --only <the recorded cwd>"
+mkdir "$work/root"
+"$iorr" replay "$trace" --root "$work/root" --only "$work/x"
+if diff -r "$work/x" "$work/root$work/x" > /dev/null 2>&1 ||
+   cmp -s <(cd "$work/x" && find . -type f -printf '%s %p\n' | sort) \
+          <(cd "$work/root$work/x" && find . -type f -printf '%s %p\n' | sort); then
+  echo "replayed tree: same names and sizes as the real extraction"
+fi

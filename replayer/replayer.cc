@@ -42,6 +42,7 @@ long Ret(long r) { return r < 0 ? -errno : r; }
 struct Live {
   int fd = -1;
   bool not_file = false;  // pipe, socket, ...: its calls are skipped
+  const char* skip = nullptr;  // the open was skipped: its calls are, for the same reason
   std::string path;       // normalised, root-relative
   ~Live() {
     if (fd >= 0) ::close(fd);
@@ -254,6 +255,10 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       Skip("fd not opened by the trace (inherited or unknown)");
       return false;
     }
+    if (l->skip) {
+      Skip(l->skip);
+      return false;
+    }
     if (l->not_file) {
       Skip("not a file (pipe, socket, ...)");
       return false;
@@ -296,7 +301,15 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::openat2: {
       bool at = e.call == CallId::openat || e.call == CallId::openat2;
       std::string n = at ? path(0, 1) : path(-1, 0);
-      if (!check_path(n)) return;
+      if (!check_path(n)) {
+        if (e.ret >= 0 && !bad) {  // its fd's calls are skipped for the same reason
+          auto l = std::make_shared<Live>();
+          l->skip = IsPseudo(n) ? "pseudo file system (/proc, /sys, /dev)" : "outside --only";
+          l->path = n;
+          p.fds[e.ret] = l;
+        }
+        return;
+      }
       int flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC)
                                           : static_cast<int>(e.args[at ? 2 : 1].i);
       mode_t mode = e.call == CallId::creat ? static_cast<mode_t>(e.args[1].i)

@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -766,7 +767,9 @@ Result<Report> Run(const Options& o) {
   }
   report.prepare_seconds = static_cast<double>(MonoNs() - t0) / 1e9;
 
-  // 2. The calls, in recorded order.
+  // 2. The calls, in recorded order. Exact timing: no timer slack, and a short spin.
+  constexpr int64_t kSpinNs = 100'000;
+  if (o.timing == Timing::kExact) prctl(PR_SET_TIMERSLACK, 1);
   trace::MergedReader m(opened->get());
   Event e;
   int64_t start = MonoNs();
@@ -777,12 +780,15 @@ Result<Report> Run(const Options& o) {
     if (o.timing == Timing::kExact && e.call != trace::CallId::initial_state) {
       if (first == INT64_MIN) first = e.start_ns;
       int64_t target = start + static_cast<int64_t>(static_cast<double>(e.start_ns - first) / o.speed);
-      int64_t now = MonoNs();
-      if (target > now) {
-        struct timespec ts = {static_cast<time_t>(target / 1'000'000'000),
-                              static_cast<long>(target % 1'000'000'000)};
+      // Sleep to just before the target, then spin: a sleeping thread wakes tens of us late.
+      int64_t wake = target - kSpinNs;
+      if (wake > MonoNs()) {
+        struct timespec ts = {static_cast<time_t>(wake / 1'000'000'000),
+                              static_cast<long>(wake % 1'000'000'000)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
         }
+      }
+      while (MonoNs() < target) {
       }
       report.issue_error_ns.push_back(MonoNs() - target);
     }

@@ -80,6 +80,20 @@ for fs in ext4 xfs; do
   fi
 done
 
+# Exact timing: 200 calls 1 ms apart replay with 0 mismatches and report their issue error
+# (the figures themselves are tools/bench/replay-exact.sh's: timing is no unit test).
+timed=$(dirname "$iorr")/timed_calls
+if [[ -x $timed ]]; then
+  mkdir -p timed/w root4
+  "$iorr" record -q -o timed.iorr -- "$timed" "$work/timed/w" 200 1000 > /dev/null
+  "$iorr" replay timed.iorr --root root4 --only "$work/timed/w" --timing exact --json > exact.json
+  if grep -q '"mismatches":0' exact.json && grep -q '"issue_error_ns":{"p50":' exact.json; then
+    ok "exact timing: 0 mismatches, issue error reported"
+  else
+    fail "exact timing: $(head -c 300 exact.json)"
+  fi
+fi
+
 # Hostile traces: nothing outside the root may change.
 mkdir outside
 echo canary > outside/canary

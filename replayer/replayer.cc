@@ -769,17 +769,36 @@ Result<Report> Run(const Options& o) {
 
   // 2. The calls, in recorded order. Exact timing: no timer slack, and a short spin.
   constexpr int64_t kSpinNs = 100'000;
-  if (o.timing == Timing::kExact) prctl(PR_SET_TIMERSLACK, 1);
+  if (o.timing != Timing::kAfap) prctl(PR_SET_TIMERSLACK, 1);
   trace::MergedReader m(opened->get());
   Event e;
   int64_t start = MonoNs();
   int64_t first = INT64_MIN;
   int64_t latency;
+  // think: per recorded thread, the recorded gap after its previous call, closed loop.
+  struct ThreadClock {
+    int64_t recorded_end = 0;  // end of its previous recorded call
+    int64_t replayed_end = 0;  // when its previous call finished in the replay
+  };
+  std::unordered_map<uint64_t, ThreadClock> clocks;
   while (m.Next(&e)) {
     ++report.events;
-    if (o.timing == Timing::kExact && e.call != trace::CallId::initial_state) {
+    bool timed = o.timing != Timing::kAfap && e.call != trace::CallId::initial_state &&
+                 e.call != trace::CallId::dirents;
+    int64_t target = 0;
+    ThreadClock* tc = nullptr;
+    if (timed && o.timing == Timing::kThink) {
+      tc = &clocks[(static_cast<uint64_t>(e.pid) << 32) | e.tid];
+      target = tc->replayed_end == 0
+                   ? MonoNs()
+                   : tc->replayed_end + static_cast<int64_t>(
+                                            static_cast<double>(e.start_ns - tc->recorded_end) /
+                                            o.speed);
+    } else if (timed) {
       if (first == INT64_MIN) first = e.start_ns;
-      int64_t target = start + static_cast<int64_t>(static_cast<double>(e.start_ns - first) / o.speed);
+      target = start + static_cast<int64_t>(static_cast<double>(e.start_ns - first) / o.speed);
+    }
+    if (timed) {
       // Sleep to just before the target, then spin: a sleeping thread wakes tens of us late.
       int64_t wake = target - kSpinNs;
       if (wake > MonoNs()) {
@@ -793,6 +812,10 @@ Result<Report> Run(const Options& o) {
       report.issue_error_ns.push_back(MonoNs() - target);
     }
     engine.Replay(e, &latency);
+    if (tc) {
+      tc->recorded_end = e.end_ns;
+      tc->replayed_end = MonoNs();
+    }
   }
   if (!m.status().ok()) return m.status();
   report.replay_seconds = static_cast<double>(MonoNs() - start) / 1e9;

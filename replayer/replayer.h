@@ -15,7 +15,7 @@
 
 namespace iorr::replay {
 
-enum class Timing { kAfap, kExact };
+enum class Timing { kAfap, kExact, kThink };
 enum class Prepare { kSparse, kFull, kNone };
 enum class Cache { kCold, kWarm };
 

@@ -109,7 +109,9 @@ void PrintText(replay::Report& rep) {
 }
 
 int Run(Options& o) {
-  o.r.timing = o.timing == "exact" ? replay::Timing::kExact : replay::Timing::kAfap;
+  o.r.timing = o.timing == "exact"   ? replay::Timing::kExact
+               : o.timing == "think" ? replay::Timing::kThink
+                                     : replay::Timing::kAfap;
   o.r.prepare = o.prepare == "full"   ? replay::Prepare::kFull
                 : o.prepare == "none" ? replay::Prepare::kNone
                                       : replay::Prepare::kSparse;
@@ -146,8 +148,10 @@ void RegisterReplay(CLI::App& app, Action* action) {
       "This version replays all recorded threads in one thread, in recorded start order.");
   sub->add_option("trace", o->r.trace, "Trace file")->required();
   sub->add_option("--root", o->r.root, "Directory standing for the recorded \"/\"")->required();
-  sub->add_option("--timing", o->timing, "afap (as fast as possible) or exact (recorded times)")
-      ->check(CLI::IsMember({"afap", "exact"}))
+  sub->add_option("--timing", o->timing,
+                  "afap (as fast as possible), exact (each call at its recorded time) or think\n"
+                  "(each thread keeps its recorded gaps between calls, closed loop)")
+      ->check(CLI::IsMember({"afap", "exact", "think"}))
       ->capture_default_str();
   sub->add_option("--speed", o->r.speed, "Scale recorded time (exact timing)")->capture_default_str();
   sub->add_option("--prepare", o->prepare, "sparse, full (write the bytes) or none")

@@ -718,10 +718,10 @@ __attribute__((constructor(101))) void Init() {
   if (p < 0 && p > -4096) return;
   g_shared = reinterpret_cast<SharedState*>(p);
   if (g_shared->magic != kSharedMagic) return;
-  g_limits.max_events = 16384;
-  g_limits.section_bytes = 32 << 10;
-  g_limits.max_strings = 4096;
-  g_limits.zstd_level = 1;
+  g_limits.max_events = 65536;
+  g_limits.section_bytes = 256 << 10;
+  g_limits.max_strings = 32768;
+  g_limits.zstd_level = 3;  // the writer thread compresses off the program's core
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();

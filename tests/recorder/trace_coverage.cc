@@ -42,6 +42,7 @@
 #include "traces/jsonl.h"
 #include "traces/names.h"
 #include "traces/reader.h"
+#include "traces/text.h"
 #include "traces/status.h"
 
 namespace iorr::coverage {
@@ -83,67 +84,10 @@ struct TraceData {
   std::map<uint32_t, std::vector<Ev>> threads;  // by tid, in call order
 };
 
-void AppendEscaped(std::string& out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c >= 0x20 && c < 0x7f) {
-      out.push_back(ch);
-    } else {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-}
-
 // `name(args) = ret` the way strace prints it (buffers as "...").
 std::string EventText(const trace::Event& e) {
   std::string out;
-  trace::AppendCallName(out, e);
-  const trace::CallSpec& spec = e.spec();
-  if (e.call == CallId::other) {
-    out += "(...)";
-  } else {
-    out.push_back('(');
-    for (int i = 0; i < spec.nargs; ++i) {
-      if (i) out += ", ";
-      trace::ArgKind k = spec.args[i].kind;
-      const trace::Arg& a = e.args[i];
-      if (!trace::IsStored(k)) {
-        out += "...";
-      } else if (trace::IsString(k)) {
-        if (a.null) {
-          out += "NULL";
-        } else {
-          out.push_back('"');
-          AppendEscaped(out, a.s);
-          out.push_back('"');
-        }
-      } else {
-        trace::AppendArg(out, k, a.i);
-      }
-    }
-    out.push_back(')');
-  }
-  out += " = ";
-  if (e.failed()) {
-    std::string_view name = trace::ErrnoName(e.err());
-    out += "-1 ";
-    if (name.empty())
-      out += "errno " + std::to_string(e.err());
-    else
-      out.append(name);
-  } else if (spec.ret == trace::Ret::kAddr) {
-    trace::AppendArg(out, trace::ArgKind::kAddr, e.ret);
-  } else {
-    out += std::to_string(e.ret);
-  }
+  trace::AppendCallText(out, e);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "tools/iorr/cli.h"
 #include "traces/jsonl.h"
+#include "traces/text.h"
 #include "traces/names.h"
 #include "traces/reader.h"
 
@@ -57,41 +58,9 @@ void AppendSeconds(std::string& out, int64_t ns, int decimals) {
 }
 
 // Bytes C-escaped the way strace prints strings, without the quotes.
-void AppendEscaped(std::string& out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  for (size_t i = 0; i < s.size(); ++i) {
-    size_t run = i;
-    while (run < s.size() && static_cast<unsigned char>(s[run]) >= 0x20 &&
-           static_cast<unsigned char>(s[run]) < 0x7f && s[run] != '"' && s[run] != '\\')
-      ++run;
-    if (run > i) {
-      out.append(s.data() + i, run - i);
-      i = run;
-      if (i == s.size()) break;
-    }
-    char ch = s[i];
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c >= 0x20 && c < 0x7f) {
-      out.push_back(ch);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-}
-
 // One event in strace's shape:
 //   [pid tid] 12.000123 openat(AT_FDCWD, "a/b", O_WRONLY|O_CREAT, 0644) = 3 <0.000012>
 void AppendEventText(std::string& out, const trace::Event& e, int decimals) {
-  const trace::CallSpec& spec = e.spec();
   out.push_back('[');
   AppendInt(out, e.pid);
   out.push_back(' ');
@@ -99,58 +68,7 @@ void AppendEventText(std::string& out, const trace::Event& e, int decimals) {
   out += "] ";
   AppendSeconds(out, e.start_ns, decimals);
   out.push_back(' ');
-  trace::AppendCallName(out, e);
-  if (e.call == trace::CallId::other) {
-    out += "(...)";
-  } else {
-    out.push_back('(');
-    for (int i = 0; i < spec.nargs; ++i) {
-      if (i) out += ", ";
-      trace::ArgKind k = spec.args[i].kind;
-      const trace::Arg& a = e.args[i];
-      if (!trace::IsStored(k)) {
-        out += "...";
-      } else if (trace::IsString(k)) {
-        if (a.null) {
-          out += "NULL";
-        } else {
-          out.push_back('"');
-          AppendEscaped(out, a.s);
-          out.push_back('"');
-        }
-      } else {
-        trace::AppendArg(out, k, a.i);
-      }
-    }
-    out.push_back(')');
-  }
-  out += " = ";
-  if (e.failed()) {
-    int err = e.err();
-    out += "-1 ";
-    std::string_view name = trace::ErrnoName(err);
-    std::string_view message = trace::ErrnoMessage(err);
-    if (name.empty()) {
-      out += "ERRNO_";
-      AppendInt(out, err);
-    } else {
-      out.append(name);
-    }
-    out += " (";
-    if (message.empty()) {
-      out += "Unknown error ";
-      AppendInt(out, err);
-    } else {
-      out.append(message);
-    }
-    out.push_back(')');
-  } else if (spec.ret == trace::Ret::kAddr) {
-    trace::AppendArg(out, trace::ArgKind::kAddr, e.ret);
-  } else if (spec.ret == trace::Ret::kMode) {
-    trace::AppendArg(out, trace::ArgKind::kMode, e.ret);
-  } else {
-    AppendInt(out, e.ret);
-  }
+  trace::AppendCallText(out, e);
   out += " <";
   AppendSeconds(out, e.end_ns - e.start_ns, decimals);
   out += ">\n";
@@ -168,9 +86,9 @@ void AppendHeaderText(std::string& out, const trace::Header& h) {
   out.push_back('\n');
   for (const auto& [k, v] : h.fields) {
     out += "# ";
-    AppendEscaped(out, k);
+    trace::AppendEscaped(out, k);
     out += ": ";
-    AppendEscaped(out, v);
+    trace::AppendEscaped(out, v);
     out.push_back('\n');
   }
 }
@@ -226,7 +144,7 @@ int Run(const Options& o) {
       out.push_back('\n');
     } else {
       out += "# note: ";
-      AppendEscaped(out, note);
+      trace::AppendEscaped(out, note);
       out.push_back('\n');
     }
   }

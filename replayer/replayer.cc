@@ -18,6 +18,11 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "replayer/paths.h"
@@ -180,10 +185,11 @@ class Engine {
     return p;
   }
   void Skip(const char* why) { r_->skipped[why]++; }
-  char* Buffer(uint64_t n) {
+  static char* Buffer(uint64_t n) {  // per replaying thread
+    thread_local std::vector<char> buf;
     if (n > (64u << 20)) n = 64u << 20;
-    if (buf_.size() < n) buf_.assign(n, static_cast<char>(0xA5));
-    return buf_.data();
+    if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
+    return buf.data();
   }
 
  public:
@@ -195,9 +201,10 @@ class Engine {
   int root_ = -1;
   std::vector<std::string> only_;
   std::unordered_map<uint32_t, Proc> procs_;
-  std::vector<char> buf_;
-  bool skipped_ = false;
-  friend struct Call;
+
+ public:
+  // Concurrent replay: held around Replay's bookkeeping, released during the call itself.
+  std::mutex* mu_ = nullptr;
 };
 
 // Whether a replayed result stands for the recorded one.
@@ -273,10 +280,14 @@ void Engine::Replay(const Event& e, int64_t* latency) {
 
   long r = 0;
   int64_t t0 = 0;
-  auto begin = [&] { t0 = MonoNs(); };
+  auto begin = [&] {
+    if (mu_) mu_->unlock();
+    t0 = MonoNs();
+  };
   auto end = [&](long result) {
     *latency = MonoNs() - t0;
     r = result;
+    if (mu_) mu_->lock();
   };
   auto with_path_fd = [&](const std::string& n, int flags, auto&& fn) {  // O_PATH inside root
     begin();
@@ -333,10 +344,11 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::close: {
       auto it = p.fds.find(e.args[0].i);
       if (it == p.fds.end()) return Skip("fd not opened by the trace (inherited or unknown)");
+      std::shared_ptr<Live> closing = std::move(it->second);
+      p.fds.erase(it);
       begin();
-      bool last = it->second.use_count() == 1;
-      p.fds.erase(it);  // the live fd closes with its last recorded fd
-      end(last ? 0 : 0);
+      closing.reset();  // the live fd closes with its last recorded fd
+      end(0);
       break;
     }
     case CallId::close_range: {
@@ -742,6 +754,281 @@ void Engine::Replay(const Event& e, int64_t* latency) {
   }
 }
 
+
+// ---- Concurrent replay ----
+
+// An event that owns its strings, queued for a replaying thread.
+struct Item {
+  Event e;
+  std::string s[trace::kMaxArgs];
+  uint64_t seq = 0;
+  std::vector<std::pair<struct Worker*, uint64_t>> deps;  // wait until worker did seq
+  bool stop = false;
+};
+
+struct Worker {
+  std::thread thread;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Item> queue;
+  std::atomic<uint64_t> done{0};  // seq of the last call this worker finished
+};
+
+// Which earlier calls of other threads an event must wait for. Keys name resources; each keeps
+// its last writer and, since then, the latest reader per worker.
+class Dependencies {
+ public:
+  explicit Dependencies(std::string cwd) : cwd0_(std::move(cwd)) {}
+
+  void Compute(const Event& e, Worker* w, uint64_t seq, std::vector<std::pair<Worker*, uint64_t>>* deps) {
+    deps_ = deps;
+    w_ = w;
+    seq_ = seq;
+    const trace::CallSpec& spec = e.spec();
+    DProc& p = Proc(e.pid);
+    Read("p" + std::to_string(e.pid));
+    bool ns_change = spec.effect == trace::Effect::kCreate || spec.effect == trace::Effect::kRemove ||
+                     spec.effect == trace::Effect::kRename;
+    for (int i = 0; i < spec.nargs; ++i) {
+      trace::ArgKind k = spec.args[i].kind;
+      if ((k == trace::ArgKind::kFd || k == trace::ArgKind::kDirFd) && e.args[i].i != AT_FDCWD &&
+          e.call != CallId::dirents) {
+        Read(FdKey(e.pid, e.args[i].i));
+        auto it = p.fdpath.find(e.args[i].i);
+        if (it != p.fdpath.end() && k == trace::ArgKind::kFd && spec.effect != trace::Effect::kClose)
+          Write("n" + it->second);  // the file behind the fd
+      } else if (k == trace::ArgKind::kPath && !e.args[i].null) {
+        std::string_view s = e.args[i].s;
+        std::string base = p.cwd;
+        if (s.empty() || s[0] != '/') {
+          Read("c" + std::to_string(e.pid));
+          int dir = i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd ? i - 1 : -1;
+          if (dir >= 0 && e.args[dir].i != AT_FDCWD) {
+            auto it = p.fdpath.find(e.args[dir].i);
+            if (it != p.fdpath.end()) base = it->second;
+          }
+        }
+        std::string n = Normalize(Compose(base, s));
+        Write("n" + n);
+        bool creates = ns_change || (spec.effect == trace::Effect::kOpen && !e.failed());
+        if (creates) Write("n" + std::string(Parent(n)));
+        paths_[i] = n;
+      }
+    }
+    // What the call changes in the process's tables.
+    switch (e.call) {
+      case CallId::open:
+      case CallId::openat:
+      case CallId::openat2:
+      case CallId::creat:
+        if (e.ret >= 0) {
+          Write(FdKey(e.pid, e.ret));
+          int idx = e.call == CallId::openat || e.call == CallId::openat2 ? 1 : 0;
+          p.fdpath[e.ret] = paths_[idx];
+        }
+        break;
+      case CallId::close:
+        Write(FdKey(e.pid, e.args[0].i));
+        p.fdpath.erase(e.args[0].i);
+        break;
+      case CallId::dup:
+      case CallId::dup2:
+      case CallId::dup3:
+      case CallId::fcntl:
+        if (e.ret >= 0 && (e.call != CallId::fcntl || e.args[1].i == F_DUPFD ||
+                           e.args[1].i == F_DUPFD_CLOEXEC)) {
+          Write(FdKey(e.pid, e.ret));
+          auto it = p.fdpath.find(e.args[0].i);
+          if (it != p.fdpath.end()) p.fdpath[e.ret] = it->second;
+        }
+        break;
+      case CallId::close_range:
+      case CallId::exit_group:
+      case CallId::execve:
+        Write("p" + std::to_string(e.pid));  // every fd of the process
+        break;
+      case CallId::chdir:
+        Write("c" + std::to_string(e.pid));
+        if (e.ret == 0) p.cwd = paths_[0];
+        break;
+      case CallId::fchdir: {
+        Write("c" + std::to_string(e.pid));
+        auto it = p.fdpath.find(e.args[0].i);
+        if (e.ret == 0 && it != p.fdpath.end()) p.cwd = it->second;
+        break;
+      }
+      case CallId::clone:
+      case CallId::clone3:
+      case CallId::fork:
+      case CallId::vfork:
+        if (e.ret > 0 && !(spec.nargs > 0 && (e.args[0].i & 0x00010000))) {
+          Write("p" + std::to_string(e.ret));
+          procs_[static_cast<uint32_t>(e.ret)] = p;
+        }
+        break;
+      default:
+        if (spec.effect == trace::Effect::kNotFile && e.ret >= 0) {
+          Write(FdKey(e.pid, e.ret));
+          if (e.call == CallId::pipe || e.call == CallId::pipe2 || e.call == CallId::socketpair) {
+            int64_t pair = e.args[e.call == CallId::socketpair ? 3 : 0].i;
+            Write(FdKey(e.pid, pair & 0xffffffff));
+            Write(FdKey(e.pid, (pair >> 32) & 0xffffffff));
+          }
+        }
+    }
+  }
+
+ private:
+  struct DProc {
+    std::string cwd;
+    std::unordered_map<int64_t, std::string> fdpath;
+  };
+  struct Key {
+    Worker* writer = nullptr;
+    uint64_t writer_seq = 0;
+    std::vector<std::pair<Worker*, uint64_t>> readers;  // since the last write, per worker
+  };
+  DProc& Proc(uint32_t pid) {
+    auto it = procs_.find(pid);
+    if (it != procs_.end()) return it->second;
+    DProc& p = procs_[pid];
+    p.cwd = cwd0_;
+    return p;
+  }
+  static std::string FdKey(uint32_t pid, int64_t fd) {
+    return "f" + std::to_string(pid) + ":" + std::to_string(fd);
+  }
+  void Need(Worker* w, uint64_t seq) {
+    if (w == nullptr || w == w_) return;  // a thread's own calls are in order anyway
+    for (auto& d : *deps_)
+      if (d.first == w) {
+        d.second = std::max(d.second, seq);
+        return;
+      }
+    deps_->emplace_back(w, seq);
+  }
+  void Read(const std::string& k) {
+    Key& key = keys_[k];
+    Need(key.writer, key.writer_seq);
+    for (auto& r : key.readers)
+      if (r.first == w_) {
+        r.second = seq_;
+        return;
+      }
+    key.readers.emplace_back(w_, seq_);
+  }
+  void Write(const std::string& k) {
+    Key& key = keys_[k];
+    Need(key.writer, key.writer_seq);
+    for (const auto& r : key.readers) Need(r.first, r.second);
+    key.readers.clear();
+    key.writer = w_;
+    key.writer_seq = seq_;
+  }
+
+  std::string cwd0_;
+  std::unordered_map<uint32_t, DProc> procs_;
+  std::unordered_map<std::string, Key> keys_;
+  std::vector<std::pair<Worker*, uint64_t>>* deps_ = nullptr;
+  Worker* w_ = nullptr;
+  uint64_t seq_ = 0;
+  std::string paths_[trace::kMaxArgs];
+};
+
+Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& reader,
+                        Report* report) {
+  std::mutex mu;
+  engine.mu_ = &mu;
+  Dependencies deps(engine.cwd0_);
+  std::unordered_map<uint64_t, std::unique_ptr<Worker>> workers;
+  std::atomic<uint64_t> in_flight{0};
+  constexpr uint64_t kMaxInFlight = 1 << 16;  // bounds the memory held in queues
+  int64_t start = MonoNs();
+  int64_t first = INT64_MIN;
+
+  auto work = [&](Worker* w) {
+    int64_t latency;
+    for (;;) {
+      Item it;
+      {
+        std::unique_lock<std::mutex> lock(w->mu);
+        w->cv.wait(lock, [&] { return !w->queue.empty(); });
+        it = std::move(w->queue.front());
+        w->queue.pop_front();
+      }
+      if (it.stop) return;
+      for (int i = 0; i < trace::kMaxArgs; ++i)
+        if (!it.e.args[i].null && !it.s[i].empty()) it.e.args[i].s = it.s[i];
+      for (const auto& [other, seq] : it.deps)
+        while (other->done.load(std::memory_order_acquire) < seq) std::this_thread::yield();
+      if (o.timing == Timing::kExact && it.e.call != CallId::initial_state &&
+          it.e.call != CallId::dirents) {
+        int64_t target = start + static_cast<int64_t>(static_cast<double>(it.e.start_ns - first) / o.speed);
+        int64_t wake = target - 100'000;
+        if (wake > MonoNs()) {
+          struct timespec ts = {static_cast<time_t>(wake / 1'000'000'000),
+                                static_cast<long>(wake % 1'000'000'000)};
+          while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+          }
+        }
+        while (MonoNs() < target) {
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        report->issue_error_ns.push_back(MonoNs() - target);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        engine.Replay(it.e, &latency);
+      }
+      w->done.store(it.seq, std::memory_order_release);
+      in_flight.fetch_sub(1, std::memory_order_release);
+    }
+  };
+
+  trace::MergedReader m(&reader);
+  Event e;
+  uint64_t seq = 0;
+  while (m.Next(&e)) {
+    ++report->events;
+    if (first == INT64_MIN && e.call != CallId::initial_state) first = e.start_ns;
+    uint64_t key = (static_cast<uint64_t>(e.pid) << 32) | e.tid;
+    auto& slot = workers[key];
+    if (!slot) {
+      slot = std::make_unique<Worker>();
+      Worker* w = slot.get();
+      w->thread = std::thread(work, w);
+    }
+    Item it;
+    it.e = e;
+    it.seq = ++seq;
+    for (int i = 0; i < trace::kMaxArgs; ++i) {
+      it.s[i] = std::string(e.args[i].s);
+      it.e.args[i].s = {};
+    }
+    deps.Compute(e, slot.get(), it.seq, &it.deps);
+    while (in_flight.load(std::memory_order_acquire) >= kMaxInFlight) std::this_thread::yield();
+    in_flight.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(slot->mu);
+      slot->queue.push_back(std::move(it));
+    }
+    slot->cv.notify_one();
+  }
+  for (auto& [key, w] : workers) {
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+      Item stop;
+      stop.stop = true;
+      w->queue.push_back(std::move(stop));
+    }
+    w->cv.notify_one();
+  }
+  for (auto& [key, w] : workers) w->thread.join();
+  engine.mu_ = nullptr;
+  report->threads = workers.size();
+  return m.status();
+}
+
 }  // namespace
 
 Result<Report> Run(const Options& o) {
@@ -767,9 +1054,17 @@ Result<Report> Run(const Options& o) {
   }
   report.prepare_seconds = static_cast<double>(MonoNs() - t0) / 1e9;
 
-  // 2. The calls, in recorded order. Exact timing: no timer slack, and a short spin.
+  // 2. The calls. Exact timing: no timer slack, and a short spin.
   constexpr int64_t kSpinNs = 100'000;
   if (o.timing != Timing::kAfap) prctl(PR_SET_TIMERSLACK, 1);
+  if (o.per_thread && o.timing != Timing::kThink) {
+    int64_t begin = MonoNs();
+    if (Status s = ReplayConcurrent(o, engine, **opened, &report); !s.ok()) return s;
+    report.replay_seconds = static_cast<double>(MonoNs() - begin) / 1e9;
+    report.integrity_warning = (*opened)->IntegrityWarning();
+    return report;
+  }
+  report.threads = 1;
   trace::MergedReader m(opened->get());
   Event e;
   int64_t start = MonoNs();

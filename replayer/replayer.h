@@ -2,8 +2,11 @@
 // inside the root (openat2 RESOLVE_IN_ROOT, or a parent opened that way plus one name), fds are
 // mapped per recorded process, and every result is compared with the recorded one.
 //
-// This first version replays all threads in one thread, in recorded start order, which keeps
-// every cross-thread order (and serialises what ran in parallel). Not thread-safe.
+// Each recorded thread replays in its own thread. A call waits for the earlier calls (in
+// recorded start order) of other threads that share a resource with it: a name or a file
+// (exclusively), its directory for namespace changes, an fd, the process's cwd and its
+// existence (shared for use, exclusive for change). Nothing else is serialised. Run is not
+// reentrant.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,9 @@ struct Options {
   Cache cache = Cache::kCold;
   std::vector<std::string> only;  // recorded path prefixes (absolute); empty: everything
   bool progress = false;
+  // Each recorded thread in its own thread; a call waits only for earlier calls of other
+  // threads on the same resources. false: one thread, recorded start order.
+  bool per_thread = true;
 };
 
 struct CallStats {
@@ -48,6 +54,7 @@ struct Report {
   uint64_t prepared_files = 0, prepared_dirs = 0, prepared_links = 0, prepared_bytes = 0;
   std::vector<int64_t> issue_error_ns;  // exact timing: actual minus target issue time
   std::string integrity_warning;
+  uint64_t threads = 0;  // replaying threads
 };
 
 // Prepares the root and replays the trace. Fails only on bad input (unreadable trace,

@@ -19,6 +19,7 @@ struct Options {
   std::string timing = "afap";
   std::string prepare = "sparse";
   std::string cache = "cold";
+  std::string threads = "per-thread";
   std::string report;
   bool json = false;
 };
@@ -35,10 +36,11 @@ std::string ReportJson(replay::Report& rep) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "\"prepare_seconds\":%.6f,\"replay_seconds\":%.6f,\"events\":%llu,"
-                "\"replayed\":%llu,\"mismatches\":%llu,\"prepared\":{\"files\":%llu,\"dirs\":%llu,"
+                "\"replayed\":%llu,\"threads\":%llu,\"mismatches\":%llu,\"prepared\":{\"files\":%llu,\"dirs\":%llu,"
                 "\"links\":%llu,\"bytes\":%llu},\"skipped\":{",
                 rep.prepare_seconds, rep.replay_seconds, (unsigned long long)rep.events,
-                (unsigned long long)rep.replayed, (unsigned long long)rep.mismatches,
+                (unsigned long long)rep.replayed, (unsigned long long)rep.threads,
+                (unsigned long long)rep.mismatches,
                 (unsigned long long)rep.prepared_files, (unsigned long long)rep.prepared_dirs,
                 (unsigned long long)rep.prepared_links, (unsigned long long)rep.prepared_bytes);
   out += buf;
@@ -86,9 +88,9 @@ void PrintText(replay::Report& rep) {
               rep.prepare_seconds, Thousands(rep.prepared_files).c_str(),
               Thousands(rep.prepared_bytes).c_str(), Thousands(rep.prepared_dirs).c_str(),
               Thousands(rep.prepared_links).c_str());
-  std::printf("replay       %.3f s: %s of %s events replayed, %s mismatches\n", rep.replay_seconds,
-              Thousands(rep.replayed).c_str(), Thousands(rep.events).c_str(),
-              Thousands(rep.mismatches).c_str());
+  std::printf("replay       %.3f s: %s of %s events replayed in %s threads, %s mismatches\n",
+              rep.replay_seconds, Thousands(rep.replayed).c_str(), Thousands(rep.events).c_str(),
+              Thousands(rep.threads).c_str(), Thousands(rep.mismatches).c_str());
   if (!rep.skipped.empty()) {
     std::printf("skipped\n");
     for (const auto& [why, n] : rep.skipped)
@@ -116,6 +118,7 @@ int Run(Options& o) {
                 : o.prepare == "none" ? replay::Prepare::kNone
                                       : replay::Prepare::kSparse;
   o.r.cache = o.cache == "warm" ? replay::Cache::kWarm : replay::Cache::kCold;
+  o.r.per_thread = o.threads == "per-thread";
   if (o.r.speed <= 0) throw Error("--speed must be positive");
   o.r.progress = isatty(2) == 1;
   auto rep = replay::Run(o.r);
@@ -143,9 +146,10 @@ void RegisterReplay(CLI::App& app, Action* action) {
       "replay",
       "Reissue a trace under --root DIR, which it never leaves (paths resolve inside DIR, as\n"
       "if DIR were the recorded \"/\"). First creates what the trace expects to exist (from\n"
-      "--snapshot, directory listings and the calls themselves), then replays in recorded\n"
-      "order and compares every result. Exit 1 when results differ.\n"
-      "This version replays all recorded threads in one thread, in recorded start order.");
+      "--snapshot, directory listings and the calls themselves), then replays and compares\n"
+      "every result. Each recorded thread replays in its own thread; a call waits only for\n"
+      "earlier calls of other threads on the same name, file, fd or cwd. Exit 1 when results\n"
+      "differ.");
   sub->add_option("trace", o->r.trace, "Trace file")->required();
   sub->add_option("--root", o->r.root, "Directory standing for the recorded \"/\"")->required();
   sub->add_option("--timing", o->timing,
@@ -159,6 +163,11 @@ void RegisterReplay(CLI::App& app, Action* action) {
       ->capture_default_str();
   sub->add_option("--cache", o->cache, "cold (drop the page cache after prepare) or warm")
       ->check(CLI::IsMember({"cold", "warm"}))
+      ->capture_default_str();
+  sub->add_option("--threads", o->threads,
+                  "per-thread (each recorded thread in its own, ordered only where calls share a\n"
+                  "name, file, fd or cwd) or one (all in recorded order); think timing uses one")
+      ->check(CLI::IsMember({"per-thread", "one"}))
       ->capture_default_str();
   sub->add_option("--only", o->r.only, "Replay only paths under this recorded prefix (repeatable)");
   sub->add_option("--report", o->report, "Also write the report as JSON to this file");

@@ -771,6 +771,7 @@ struct Worker {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Item> queue;
+  bool sleeping = false;          // under mu: waiting on cv
   std::atomic<uint64_t> done{0};  // seq of the last call this worker finished
 };
 
@@ -786,7 +787,7 @@ class Dependencies {
     seq_ = seq;
     const trace::CallSpec& spec = e.spec();
     DProc& p = Proc(e.pid);
-    Read("p" + std::to_string(e.pid));
+    Read(ProcKey(e.pid));
     bool ns_change = spec.effect == trace::Effect::kCreate || spec.effect == trace::Effect::kRemove ||
                      spec.effect == trace::Effect::kRename;
     for (int i = 0; i < spec.nargs; ++i) {
@@ -796,12 +797,12 @@ class Dependencies {
         Read(FdKey(e.pid, e.args[i].i));
         auto it = p.fdpath.find(e.args[i].i);
         if (it != p.fdpath.end() && k == trace::ArgKind::kFd && spec.effect != trace::Effect::kClose)
-          Write("n" + it->second);  // the file behind the fd
+          Write(NameKey(it->second));  // the file behind the fd
       } else if (k == trace::ArgKind::kPath && !e.args[i].null) {
         std::string_view s = e.args[i].s;
         std::string base = p.cwd;
         if (s.empty() || s[0] != '/') {
-          Read("c" + std::to_string(e.pid));
+          Read(CwdKey(e.pid));
           int dir = i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd ? i - 1 : -1;
           if (dir >= 0 && e.args[dir].i != AT_FDCWD) {
             auto it = p.fdpath.find(e.args[dir].i);
@@ -809,9 +810,9 @@ class Dependencies {
           }
         }
         std::string n = Normalize(Compose(base, s));
-        Write("n" + n);
+        Write(NameKey(n));
         bool creates = ns_change || (spec.effect == trace::Effect::kOpen && !e.failed());
-        if (creates) Write("n" + std::string(Parent(n)));
+        if (creates) Write(NameKey(Parent(n)));
         paths_[i] = n;
       }
     }
@@ -845,14 +846,14 @@ class Dependencies {
       case CallId::close_range:
       case CallId::exit_group:
       case CallId::execve:
-        Write("p" + std::to_string(e.pid));  // every fd of the process
+        Write(ProcKey(e.pid));  // every fd of the process
         break;
       case CallId::chdir:
-        Write("c" + std::to_string(e.pid));
+        Write(CwdKey(e.pid));
         if (e.ret == 0) p.cwd = paths_[0];
         break;
       case CallId::fchdir: {
-        Write("c" + std::to_string(e.pid));
+        Write(CwdKey(e.pid));
         auto it = p.fdpath.find(e.args[0].i);
         if (e.ret == 0 && it != p.fdpath.end()) p.cwd = it->second;
         break;
@@ -862,7 +863,7 @@ class Dependencies {
       case CallId::fork:
       case CallId::vfork:
         if (e.ret > 0 && !(spec.nargs > 0 && (e.args[0].i & 0x00010000))) {
-          Write("p" + std::to_string(e.ret));
+          Write(ProcKey(static_cast<uint64_t>(e.ret)));
           procs_[static_cast<uint32_t>(e.ret)] = p;
         }
         break;
@@ -883,7 +884,7 @@ class Dependencies {
     std::string cwd;
     std::unordered_map<int64_t, std::string> fdpath;
   };
-  struct Key {
+  struct Key {  // keyed by a 64-bit hash: a collision only adds an ordering, never removes one
     Worker* writer = nullptr;
     uint64_t writer_seq = 0;
     std::vector<std::pair<Worker*, uint64_t>> readers;  // since the last write, per worker
@@ -895,9 +896,14 @@ class Dependencies {
     p.cwd = cwd0_;
     return p;
   }
-  static std::string FdKey(uint32_t pid, int64_t fd) {
-    return "f" + std::to_string(pid) + ":" + std::to_string(fd);
+  static uint64_t Mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
   }
+  static uint64_t FdKey(uint32_t pid, int64_t fd) { return Mix(Mix('f', pid), static_cast<uint64_t>(fd)); }
+  static uint64_t ProcKey(uint64_t pid) { return Mix('p', pid); }
+  static uint64_t CwdKey(uint64_t pid) { return Mix('c', pid); }
+  static uint64_t NameKey(std::string_view n) { return Mix('n', std::hash<std::string_view>()(n)); }
   void Need(Worker* w, uint64_t seq) {
     if (w == nullptr || w == w_) return;  // a thread's own calls are in order anyway
     for (auto& d : *deps_)
@@ -907,7 +913,7 @@ class Dependencies {
       }
     deps_->emplace_back(w, seq);
   }
-  void Read(const std::string& k) {
+  void Read(uint64_t k) {
     Key& key = keys_[k];
     Need(key.writer, key.writer_seq);
     for (auto& r : key.readers)
@@ -917,7 +923,7 @@ class Dependencies {
       }
     key.readers.emplace_back(w_, seq_);
   }
-  void Write(const std::string& k) {
+  void Write(uint64_t k) {
     Key& key = keys_[k];
     Need(key.writer, key.writer_seq);
     for (const auto& r : key.readers) Need(r.first, r.second);
@@ -928,7 +934,7 @@ class Dependencies {
 
   std::string cwd0_;
   std::unordered_map<uint32_t, DProc> procs_;
-  std::unordered_map<std::string, Key> keys_;
+  std::unordered_map<uint64_t, Key> keys_;
   std::vector<std::pair<Worker*, uint64_t>>* deps_ = nullptr;
   Worker* w_ = nullptr;
   uint64_t seq_ = 0;
@@ -952,7 +958,11 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
       Item it;
       {
         std::unique_lock<std::mutex> lock(w->mu);
-        w->cv.wait(lock, [&] { return !w->queue.empty(); });
+        while (w->queue.empty()) {
+          w->sleeping = true;
+          w->cv.wait(lock);
+          w->sleeping = false;
+        }
         it = std::move(w->queue.front());
         w->queue.pop_front();
       }
@@ -1001,18 +1011,22 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
     Item it;
     it.e = e;
     it.seq = ++seq;
-    for (int i = 0; i < trace::kMaxArgs; ++i) {
+    const trace::CallSpec& spec = e.spec();
+    for (int i = 0; i < spec.nargs; ++i) {
+      if (!trace::IsString(spec.args[i].kind)) continue;
       it.s[i] = std::string(e.args[i].s);
       it.e.args[i].s = {};
     }
     deps.Compute(e, slot.get(), it.seq, &it.deps);
     while (in_flight.load(std::memory_order_acquire) >= kMaxInFlight) std::this_thread::yield();
     in_flight.fetch_add(1, std::memory_order_relaxed);
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(slot->mu);
       slot->queue.push_back(std::move(it));
+      wake = slot->sleeping;
     }
-    slot->cv.notify_one();
+    if (wake) slot->cv.notify_one();
   }
   for (auto& [key, w] : workers) {
     {
@@ -1057,7 +1071,26 @@ Result<Report> Run(const Options& o) {
   // 2. The calls. Exact timing: no timer slack, and a short spin.
   constexpr int64_t kSpinNs = 100'000;
   if (o.timing != Timing::kAfap) prctl(PR_SET_TIMERSLACK, 1);
+  bool several_threads = false;  // one recorded thread gains nothing from the dispatcher
   if (o.per_thread && o.timing != Timing::kThink) {
+    trace::TraceReader::Options meta;
+    meta.metadata_only = true;
+    auto scan = trace::TraceReader::Open(o.trace, meta);
+    std::pair<uint32_t, uint32_t> first_thread{0, 0};
+    bool seen = false;
+    trace::Chunk c;
+    while (scan.ok() && !several_threads && (*scan)->NextChunk(&c)) {
+      if (c.meta.kind != trace::ChunkKind::kEvents || (c.meta.pid == 0 && c.meta.tid == 0)) continue;
+      std::pair<uint32_t, uint32_t> t{c.meta.pid, c.meta.tid};
+      if (!seen) {
+        first_thread = t;
+        seen = true;
+      } else if (t != first_thread) {
+        several_threads = true;
+      }
+    }
+  }
+  if (several_threads) {
     int64_t begin = MonoNs();
     if (Status s = ReplayConcurrent(o, engine, **opened, &report); !s.ok()) return s;
     report.replay_seconds = static_cast<double>(MonoNs() - begin) / 1e9;

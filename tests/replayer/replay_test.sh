@@ -137,5 +137,21 @@ else
   fail "hostile trace changed something outside the root"
 fi
 
+# Under strace -f -y every fd the replayer touches is named: none may be outside the root but
+# the trace, the process's own cwd (AT_FDCWD), its libraries and the page-cache knob.
+if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; then
+  rm -rf root6 && mkdir root6
+  strace -f -y -o hostile.strace "$iorr" replay hostile.iorr --root root6 > /dev/null 2>&1
+  grep -o '<[^>]*>' hostile.strace | tr -d '<>' | sort -u |
+    grep -v -e "^$work/root6\(/\|$\)" -e "^$work/hostile.iorr$" -e "^$work$" \
+      -e '^/usr/lib/' -e '^/lib/' -e '^/etc/ld.so.cache$' -e '^/dev/null$' -e '^/dev/pts/' \
+      -e '^/proc/sys/vm/drop_caches$' -e '^pipe:' -e '^anon_inode:' > outside.txt
+  if [[ -s outside.txt ]]; then
+    fail "strace -f -y: the replayer touched $(head -n 3 outside.txt | tr '\n' ' ')"
+  else
+    ok "strace -f -y: no fd outside the root (but the trace, cwd, libraries, drop_caches)"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

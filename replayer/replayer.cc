@@ -954,6 +954,7 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
 
   auto work = [&](Worker* w) {
     int64_t latency;
+    int64_t recorded_end = 0, replayed_end = 0;  // think timing: this thread's previous call
     for (;;) {
       Item it;
       {
@@ -969,11 +970,21 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
       if (it.stop) return;
       for (int i = 0; i < trace::kMaxArgs; ++i)
         if (!it.e.args[i].null && !it.s[i].empty()) it.e.args[i].s = it.s[i];
-      for (const auto& [other, seq] : it.deps)
-        while (other->done.load(std::memory_order_acquire) < seq) std::this_thread::yield();
-      if (o.timing == Timing::kExact && it.e.call != CallId::initial_state &&
+      for (const auto& [other, seq] : it.deps) {
+        // Sleep (futex) rather than spin: with more replaying threads than cores, spinning
+        // threads take the CPU from the ones whose calls they wait for.
+        for (uint64_t d = other->done.load(std::memory_order_acquire); d < seq;
+             d = other->done.load(std::memory_order_acquire))
+          other->done.wait(d, std::memory_order_acquire);
+      }
+      if (o.timing != Timing::kAfap && it.e.call != CallId::initial_state &&
           it.e.call != CallId::dirents) {
-        int64_t target = start + static_cast<int64_t>(static_cast<double>(it.e.start_ns - first) / o.speed);
+        int64_t target =
+            o.timing == Timing::kThink
+                ? (replayed_end == 0 ? MonoNs()
+                                     : replayed_end + static_cast<int64_t>(
+                                                          static_cast<double>(it.e.start_ns - recorded_end) / o.speed))
+                : start + static_cast<int64_t>(static_cast<double>(it.e.start_ns - first) / o.speed);
         int64_t wake = target - 100'000;
         if (wake > MonoNs()) {
           struct timespec ts = {static_cast<time_t>(wake / 1'000'000'000),
@@ -990,7 +1001,10 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
         std::lock_guard<std::mutex> lock(mu);
         engine.Replay(it.e, &latency);
       }
+      recorded_end = it.e.end_ns;
+      replayed_end = MonoNs();
       w->done.store(it.seq, std::memory_order_release);
+      w->done.notify_all();
       in_flight.fetch_sub(1, std::memory_order_release);
     }
   };
@@ -1072,7 +1086,7 @@ Result<Report> Run(const Options& o) {
   constexpr int64_t kSpinNs = 100'000;
   if (o.timing != Timing::kAfap) prctl(PR_SET_TIMERSLACK, 1);
   bool several_threads = false;  // one recorded thread gains nothing from the dispatcher
-  if (o.per_thread && o.timing != Timing::kThink) {
+  if (o.per_thread) {
     trace::TraceReader::Options meta;
     meta.metadata_only = true;
     auto scan = trace::TraceReader::Open(o.trace, meta);

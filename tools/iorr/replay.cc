@@ -166,7 +166,7 @@ void RegisterReplay(CLI::App& app, Action* action) {
       ->capture_default_str();
   sub->add_option("--threads", o->threads,
                   "per-thread (each recorded thread in its own, ordered only where calls share a\n"
-                  "name, file, fd or cwd) or one (all in recorded order); think timing uses one")
+                  "name, file, fd or cwd) or one (all in recorded order)")
       ->check(CLI::IsMember({"per-thread", "one"}))
       ->capture_default_str();
   sub->add_option("--only", o->r.only, "Replay only paths under this recorded prefix (repeatable)");

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   RegisterDump(app, &action);
   RegisterStats(app, &action);
   RegisterReplay(app, &action);
+  RegisterCalibrate(app, &action);
   RegisterRecord(app, &action);
   const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(

@@ -36,6 +36,7 @@ void RegisterDump(CLI::App& app, Action* action);
 void RegisterStats(CLI::App& app, Action* action);
 void RegisterReplay(CLI::App& app, Action* action);
 void RegisterCalibrate(CLI::App& app, Action* action);
+void RegisterModel(CLI::App& app, Action* action);
 // `record` exits 125 for its own errors, CLI11 parse errors included (main.cc).
 void RegisterRecord(CLI::App& app, Action* action);
 // `import` has one sub-subcommand per source format; `import` is the parent CLI::App.

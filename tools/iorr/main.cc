@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   RegisterStats(app, &action);
   RegisterReplay(app, &action);
   RegisterCalibrate(app, &action);
+  RegisterModel(app, &action);
   RegisterRecord(app, &action);
   const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# iorr model end to end: a recorded create-write-fsync loop, modelled on hdd-7200. Checks the
+# shape the model must have (not figures, which belong to benchmarks): with barriers on every
+# fsync sends a flush and a FUA commit; with barriers off none does and the run is faster;
+# bytes go to data, journal and metadata; rows say "unvalidated"; bad profiles are refused.
+# Usage: model_cli_test.sh IORR_BIN
+set -uo pipefail
+iorr=$1
+lib=$(dirname "$iorr")/../lib/libiorr-preload.so
+[[ -f $lib ]] || { echo "SKIP: $lib is missing"; exit 77; }
+command -v python3 > /dev/null || { echo "SKIP: python3 is missing"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/iorr-model.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+passed=0 failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+"$iorr" record -q -o t.iorr -- python3 -c "
+import os
+for i in range(50):
+    fd = os.open('f%d' % i, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b'x' * 4096); os.fsync(fd); os.close(fd)
+" || fail "recording"
+"$iorr" model t.iorr --disk hdd-7200 --json > m.json 2> m.err || fail "model: $(cat m.err)"
+python3 - m.json << 'PY' && ok "barriers on: a flush and a FUA per fsync; off: none, and faster" || fail "model shape: $(head -c 600 m.json)"
+import json, sys
+rows = {(r["cache"], r["barrier"]): r for r in json.load(open(sys.argv[1]))["rows"]}
+on, off = rows[("on", "on")], rows[("on", "off")]
+assert on["flushes"] >= 50 and on["fua_writes"] >= 50, on
+assert off["flushes"] == 0 and off["fua_writes"] == 0, off
+assert on["elapsed_s"] > off["elapsed_s"], (on, off)
+assert all(on["bytes_written"][k] > 0 for k in ("data", "journal", "metadata")), on
+assert all(r["validated"] is False for r in rows.values())
+PY
+"$iorr" model t.iorr --disk hdd-7200 > m.txt 2>&1 && grep -q unvalidated m.txt && ok "text table" || fail "text table: $(cat m.txt)"
+echo '{"type": "ssd", "name": "bad"}' > bad.json
+if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
+elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"
+else fail "bad profile: $(cat bad.err)"; fi
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

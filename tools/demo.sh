@@ -2,8 +2,8 @@
 # The main job on a real workload: set-up, build, then `tar xf` of the Linux source tarball
 # (a 5,000-entry subset; IORR_DEMO_FULL=1 for all 83,731 entries) into tmpfs, recorded with
 # `iorr record` and, in the same run, watched by strace; prints what the trace holds, its first
-# calls, how much of what strace saw the recorder caught, and a replay of the trace onto an
-# empty directory. The model comes with its issue; this script grows with it.
+# calls, how much of what strace saw the recorder caught, a replay of the trace onto an empty
+# directory, and the model's what-if table for two disks.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,3 +42,6 @@ if diff -r "$work/x" "$work/root$work/x" > /dev/null 2>&1 ||
           <(cd "$work/root$work/x" && find . -type f -printf '%s %p\n' | sort); then
   echo "replayed tree: same names and sizes as the real extraction"
 fi
+echo
+echo "== iorr model $trace: what-if on a 2008 7200 rpm disk and a SATA SSD (unvalidated model)"
+for disk in hdd-7200 ssd-sata; do "$iorr" model "$trace" --disk "$disk" 2> /dev/null; done

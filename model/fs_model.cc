@@ -119,9 +119,10 @@ class Ext4 {
   void Place(File& f, uint64_t bytes) {
     if (f.placed) return;
     f.placed = true;
+    // Delayed allocation, as ext4 does: a file gets its blocks when first written back (or
+    // read), contiguous and right after the previous file's, sized to what it holds then.
     f.sector = next_data_;
-    // Leave room to grow: extents of at least 1 MiB, rounded to blocks.
-    uint64_t room = std::max<uint64_t>(1 << 20, (bytes + kBlock - 1) / kBlock * kBlock * 2);
+    uint64_t room = std::max<uint64_t>(kBlock, (bytes + kBlock - 1) / kBlock * kBlock);
     next_data_ += room / kSectorBytes;
   }
   void DirtyMeta(uint64_t block) { txn_.insert(block); }

@@ -2,9 +2,10 @@
 // ext4 in data=ordered mode roughly does, and runs the workload closed-loop against it.
 //
 // What it models (and what it does not, yet): a page cache with dirty data written back in
-// the background past vm.dirty_background_ratio and waited for past vm.dirty_ratio; files laid
-// out contiguously in order of first write; metadata changes (creates, removes, renames,
-// attribute changes) dirtying an inode block and a directory block in the running jbd2
+// the background past vm.dirty_background_ratio and waited for past vm.dirty_ratio; files
+// allocated at writeback (delayed allocation), one after the other; metadata changes (creates,
+// removes, renames, attribute changes) dirtying an inode block and a directory block in the
+// running jbd2
 // transaction; a commit every 5 s or on fsync/fdatasync/sync, writing the transaction's data
 // first (ordered), then the journal blocks and a commit block with PREFLUSH|FUA, and later the
 // metadata to its home location (checkpoint); reads of data not yet read or written. The

@@ -5,8 +5,7 @@
 // the background past vm.dirty_background_ratio and waited for past vm.dirty_ratio; files
 // allocated at writeback (delayed allocation), one after the other; metadata changes (creates,
 // removes, renames, attribute changes) dirtying an inode block and a directory block in the
-// running jbd2
-// transaction; a commit every 5 s or on fsync/fdatasync/sync, writing the transaction's data
+// running jbd2 transaction; a commit every 5 s or on fsync/fdatasync/sync, writing the transaction's data
 // first (ordered), then the journal blocks and a commit block with PREFLUSH|FUA, and later the
 // metadata to its home location (checkpoint); reads of data not yet read or written. The
 // program's own time between and inside calls comes from the recording (traces made on tmpfs

@@ -54,6 +54,8 @@ __asm__(
     ".globl iorr_restore_rt\n.hidden iorr_restore_rt\n.type iorr_restore_rt,@function\n"
     "iorr_restore_rt:\n"
     "  movq $15, %rax\n"  // rt_sigreturn
+    ".globl iorr_restore_rt_syscall\n.hidden iorr_restore_rt_syscall\n"
+    "iorr_restore_rt_syscall:\n"
     "  syscall\n"
     "  hlt\n"
     ".size iorr_restore_rt, .-iorr_restore_rt\n"
@@ -65,12 +67,14 @@ extern "C" {
 extern char iorr_gate_start[] __attribute__((visibility("hidden")));
 extern char iorr_gate_end[] __attribute__((visibility("hidden")));
 void iorr_restore_rt() __attribute__((visibility("hidden")));
+extern char iorr_restore_rt_syscall[] __attribute__((visibility("hidden")));
 }
 
 namespace iorr::recorder {
 
 thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
+thread_local bool t_in_handler __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 
@@ -223,13 +227,23 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     return;
   }
   int saved_errno = errno;
+  bool outer = !t_in_handler;
+  t_in_handler = true;
   auto* uc = static_cast<ucontext_t*>(vctx);
   greg_t* r = uc->uc_mcontext.gregs;
   long nr = info->si_syscall;
   long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
-  long ret;
+  long ret = 0;
   bool escaped = false;
+  bool resumed = false;
   switch (nr) {
+    case SYS_rt_sigreturn:
+      // A handler installed while our restorer was not in place returns through libc's: go on
+      // at the gate's rt_sigreturn, on the same stack, so the kernel unwinds that frame.
+      r[REG_RIP] = reinterpret_cast<greg_t>(iorr_restore_rt_syscall);
+      r[REG_RAX] = SYS_rt_sigreturn;
+      resumed = true;
+      break;
     case SYS_rt_sigaction:
       ret = Sigaction(a);
       break;
@@ -249,6 +263,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       Call c;
       if (BeginCall(&c)) EndCall(&c, CallId::exit_group, a, 0);
       FlushAll();
+      ReleaseProcessSlots();
       ret = Raw(nr, a);
       break;
     }
@@ -278,9 +293,10 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     t_selector = 0;
     r[REG_RAX] = nr;
     r[REG_RIP] -= 2;
-  } else {
+  } else if (!resumed) {
     r[REG_RAX] = ret;
   }
+  if (outer) t_in_handler = false;
   errno = saved_errno;
 }
 

@@ -304,7 +304,11 @@ bool EnsureWriterResources() {
   void* mem = MapMemory(sizeof(ChunkCompressor));
   if (!mem) return false;
   auto* c = new (mem) ChunkCompressor();
-  if (!c->Init(g_limits.zstd_level)) return false;
+  // No malloc here: this runs at exec and exit, also in children of multi-threaded programs
+  // where another thread may have held malloc's lock when they were cloned.
+  size_t ws = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
+  void* workspace = MapMemory(ws);
+  if (!workspace || !c->Init(g_limits.zstd_level, workspace, ws)) return false;
   g_out_cap = trace::kMaxChunkRecordBytes + 64 +
               static_cast<size_t>(g_limits.section_bytes) * (trace::kNumSections + 2) * 2;
   g_out = static_cast<uint8_t*>(MapMemory(g_out_cap));
@@ -436,6 +440,10 @@ void AddEvent(ThreadState* ts, const Event& e) {
   if (tail + need - ts->head_seen > kRingBytes) {
     ts->head_seen = ts->head.load(std::memory_order_acquire);
     while (tail + need - ts->head_seen > kRingBytes) {
+      if (g_writer_started.load(std::memory_order_acquire) == 0) {  // nobody would drain it
+        g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
       Wake();
       Yield();
       ts->head_seen = ts->head.load(std::memory_order_acquire);
@@ -775,6 +783,17 @@ int64_t NowNs() {
 
 bool BeginCall(Call* c) {
   if (!g_on || t_depth != 0 || t_done) return false;
+  // The wrappers' registrations run after this library's constructor: resolve at the first
+  // recorded call, before the program can have forked.
+  static bool reals_resolved = false;
+  if (!reals_resolved) {
+    reals_resolved = true;
+    t_depth = 1;
+    AllowSyscalls();
+    ResolveAllReals();
+    BlockSyscalls();
+    t_depth = 0;
+  }
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     t_depth = 1;
@@ -816,7 +835,8 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   if (call == CallId::getdents64 && ret > 0) AddDirents(ts, e, kargs[1], ret);
   NoteEscapes(call, kargs, ret);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
-  if (g_writer_started.load(std::memory_order_relaxed) == 0) StartWriter();
+  // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
+  if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) StartWriter();
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;
@@ -846,6 +866,18 @@ bool VacateFd(int fd) {
 void FlushAll() {
   if (!g_on) return;
   Service(true);
+}
+
+void ReleaseProcessSlots() {
+  if (!g_on) return;
+  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+    ThreadSlot& s = g_shared->slot[i];
+    if (s.pid.load(std::memory_order_relaxed) == g_pid && s.tid.load(std::memory_order_acquire)) {
+      s.unflushed_min.store(kNever, std::memory_order_relaxed);
+      s.in_call_since.store(kNever, std::memory_order_relaxed);
+      s.tid.store(0, std::memory_order_release);
+    }
+  }
 }
 
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,
@@ -929,11 +961,17 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
 }
 
 
+void NoWriterInThisProcess() { g_writer_started.store(1); }
+
 void AfterForkChild() {
   if (!g_on) return;
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new pid, new streams, no writer yet.
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  // The parent's writer may have been inside ResyncTsc (the sequence odd): no one would finish
+  // it here.
+  if (g_tsc_seq.load() & 1) g_tsc_seq.fetch_add(1);
+  ResyncTsc();
   for (auto& t : g_threads) t.store(nullptr, std::memory_order_relaxed);
   g_writer_lock.store(0);
   g_writer_started.store(0);

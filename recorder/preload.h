@@ -52,6 +52,7 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
 // function (they record it themselves).
 extern thread_local char t_selector __attribute__((tls_model("initial-exec")));
 extern thread_local bool t_armed __attribute__((tls_model("initial-exec")));
+extern thread_local bool t_in_handler __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
   if (t_armed) t_selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
 }
@@ -71,6 +72,8 @@ void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
+// At process exit, after the last flush: frees this process's watermark slots.
+void ReleaseProcessSlots();
 
 // Fills envp_out (capacity cap, NULL-terminated) with envp plus what the recording needs in
 // the new image: the library in LD_PRELOAD, the IORR_* variables, and the exec start time.
@@ -81,5 +84,10 @@ int64_t NowNs();
 
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();
+// A short-lived child (posix_spawn's) that execs at once: never start a writer thread in it;
+// its exec flushes synchronously.
+void NoWriterInThisProcess();
+// Looks up every interposed function's real address (at load).
+void ResolveAllReals();
 
 }  // namespace iorr::recorder

@@ -13,6 +13,7 @@
 #include <termios.h>
 #include <stdarg.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -68,7 +69,23 @@ Fn Resolve(Fn* slot, const char* name) {
 }
 
 #define REAL(name) Resolve(&real_##name, #name)
-#define DECLARE_REAL(ret, name, ...) ret (*real_##name)(__VA_ARGS__) = nullptr
+
+// Every real function is looked up once at load (ResolveAllReals), so that no dlsym, which
+// takes the loader's lock, runs later in a child cloned from a multi-threaded parent.
+struct RealSlot {
+  void** slot;
+  const char* name;
+};
+RealSlot g_reals[160];
+int g_nreals = 0;
+struct RegisterReal {
+  RegisterReal(void** slot, const char* name) {
+    if (g_nreals < 160) g_reals[g_nreals++] = {slot, name};
+  }
+};
+#define DECLARE_REAL(ret, name, ...)                 \
+  ret (*real_##name)(__VA_ARGS__) = nullptr;          \
+  RegisterReal register_##name(reinterpret_cast<void**>(&real_##name), #name)
 
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
 // the kernel arguments in table order.
@@ -643,14 +660,18 @@ IORR_EXPORT int dup3(int a, int b, int fl) {
 
 IORR_EXPORT int fcntl(int fd, int cmd, ...) {
   VA_POINTER(cmd);
+  // The trace's fds must stay open across exec: the program is told it marked them.
+  if (cmd == F_SETFD && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, fcntl, fd, cmd, L(arg));
   RECORD(int, REAL(fcntl)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
 }
 IORR_EXPORT int fcntl64(int fd, int cmd, ...) {
   VA_POINTER(cmd);
+  if (cmd == F_SETFD && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, fcntl, fd, cmd, L(arg));
   RECORD(int, REAL(fcntl64)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
 }
 IORR_EXPORT int ioctl(int fd, unsigned long req, ...) {
   VA_POINTER(req);
+  if (req == FIOCLEX && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, ioctl, fd, L(req), L(arg));
   RECORD(int, REAL(ioctl)(fd, req, arg), ioctl, fd, L(req), L(arg));
 }
 IORR_EXPORT int chdir(const char* p) { RECORD(int, REAL(chdir)(p), chdir, L(p)); }
@@ -959,6 +980,7 @@ int SpawnRecorded(bool search, pid_t* pid, const char* file,
   long child = RawSyscall6(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
     iorr::recorder::AfterForkChild();  // no pthread_atfork handlers run for a raw clone
+    iorr::recorder::NoWriterInThisProcess();
     SpawnChildShared(search, file, fa, attr, argv, envp, &old, shared_err);
   }
   if (on) {
@@ -998,6 +1020,7 @@ IORR_EXPORT void _exit(int status) {
     EndCall(&c, CallId::exit_group, k, 0);
   }
   iorr::recorder::FlushAll();
+  iorr::recorder::ReleaseProcessSlots();
   REAL(_exit)(status);
   __builtin_unreachable();
 }
@@ -1012,6 +1035,16 @@ IORR_EXPORT long syscall(long nr, ...) {
   va_end(ap);
   if (nr == SYS_exit_group || nr == SYS_exit) iorr::recorder::FlushAll();
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
+  // The library's fds survive raw calls too.
+  if (nr == SYS_close_range)
+    return iorr::recorder::CloseRangeKeepingOwn(static_cast<unsigned>(a[0]),
+                                                static_cast<unsigned>(a[1]), static_cast<int>(a[2]));
+  if ((nr == SYS_dup2 || nr == SYS_dup3) && a[0] != a[1] &&
+      !iorr::recorder::VacateFd(static_cast<int>(a[1]))) {
+    errno = EBUSY;
+    return -1;
+  }
+  if (nr == SYS_fcntl && iorr::recorder::IsOwnFd(a[0]) && a[1] == F_SETFD) return 0;
   const iorr::trace::CallSpec* spec = nullptr;
   for (const auto& c : iorr::trace::kCalls)
     if (c.nr == nr) spec = &c;
@@ -1207,3 +1240,10 @@ IORR_EXPORT void seekdir(DIR* dir, long pos) {
 }
 
 IORR_EXPORT int dirfd(DIR* dir) { return reinterpret_cast<RecDir*>(dir)->fd; }
+
+namespace iorr::recorder {
+void ResolveAllReals() {
+  for (int i = 0; i < g_nreals; ++i)
+    if (*g_reals[i].slot == nullptr) *g_reals[i].slot = dlsym(RTLD_NEXT, g_reals[i].name);
+}
+}  // namespace iorr::recorder

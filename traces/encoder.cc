@@ -48,12 +48,18 @@ ChunkCompressor::~ChunkCompressor() {
   std::free(workspace_);  // a static CCtx lives inside its workspace: no ZSTD_freeCCtx
 }
 
+size_t ChunkCompressor::WorkspaceBytes(int level) { return ZSTD_estimateCStreamSize(level); }
+
 bool ChunkCompressor::Init(int level) {
   if (cctx_) return true;
-  size_t bytes = ZSTD_estimateCStreamSize(level);
+  size_t bytes = WorkspaceBytes(level);
   workspace_ = std::malloc(bytes);
   if (!workspace_) return false;
-  cctx_ = ZSTD_initStaticCCtx(workspace_, bytes);
+  return Init(level, workspace_, bytes);
+}
+
+bool ChunkCompressor::Init(int level, void* workspace, size_t bytes) {
+  cctx_ = ZSTD_initStaticCCtx(workspace, bytes);
   if (!cctx_) return false;
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);

@@ -32,6 +32,9 @@ class ChunkCompressor {
   ChunkCompressor(const ChunkCompressor&) = delete;
   ChunkCompressor& operator=(const ChunkCompressor&) = delete;
   bool Init(int level);
+  // The same on memory the caller owns (WorkspaceBytes(level) bytes): no malloc at all.
+  bool Init(int level, void* workspace, size_t bytes);
+  static size_t WorkspaceBytes(int level);
   ZSTD_CCtx* cctx() const { return cctx_; }
 
  private:

@@ -317,9 +317,14 @@ bool EnsureWriterResources() {
   return true;
 }
 
+std::atomic<long> g_writer_owner{0};  // tid holding g_writer_lock
+
 // One pass over all threads. `force`: write everything pending now.
 void Service(bool force) {
+  long self = Gettid();
+  if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // re-entered (a signal)
   Lock(g_writer_lock);
+  g_writer_owner.store(self, std::memory_order_release);
   if (EnsureWriterResources()) {
     int64_t now = NowNs();
     for (int i = 0; i < kMaxThreads; ++i) {
@@ -331,6 +336,7 @@ void Service(bool force) {
         FreeThread(i, ts);
     }
   }
+  g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
 }
 
@@ -646,6 +652,17 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
   }
 }
 
+// The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
+bool IsProtocolVar(const char* s) {
+  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd, kEnvTimeUnit, kEnvStartNs,
+                                      kEnvLib,     kEnvReinjected, kEnvExecStart};
+  for (const char* v : kVars) {
+    size_t n = strlen(v);
+    if (strncmp(s, v, n) == 0 && s[n] == '=') return true;
+  }
+  return false;
+}
+
 const char* GetEnv(char** env, const char* name, size_t len) {
   for (char** p = env; p && *p; ++p)
     if (strncmp(*p, name, len) == 0 && (*p)[len] == '=') return *p + len + 1;
@@ -898,7 +915,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   if (preload && strstr(preload, g_lib)) has_lib = true;
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
-    if (strncmp(s, "IORR_", 5) == 0) continue;  // rewritten below with current values
+    if (IsProtocolVar(s)) continue;  // rewritten below with current values
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
     if (n >= cap - 12) return false;
     out[n++] = *p;
@@ -974,6 +991,7 @@ void AfterForkChild() {
   ResyncTsc();
   for (auto& t : g_threads) t.store(nullptr, std::memory_order_relaxed);
   g_writer_lock.store(0);
+  g_writer_owner.store(0);
   g_writer_started.store(0);
   g_compressor = nullptr;  // the parent's buffers stay mapped; this process makes its own
   g_out = nullptr;

@@ -757,6 +757,23 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
   return r;
 }
 
+// glibc's execvp runs a file the kernel refuses as a program (ENOEXEC: a script without #!)
+// with /bin/sh.
+int ExecveOrScript(const char* path, char* const* argv, char* const* envp) {
+  int r = ExecveRecorded(path, argv, envp);
+  if (r != -1 || errno != ENOEXEC) return r;
+  int argc = 0;
+  while (argv && argv[argc]) ++argc;
+  char** sh_argv = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(argc + 2)));
+  sh_argv[0] = const_cast<char*>("/bin/sh");
+  sh_argv[1] = const_cast<char*>(path);
+  for (int i = 1; i < argc; ++i) sh_argv[i + 1] = argv[i];
+  sh_argv[argc > 0 ? argc + 1 : 2] = nullptr;
+  ExecveRecorded("/bin/sh", sh_argv, envp);
+  errno = ENOEXEC;
+  return -1;
+}
+
 // execvp's search of PATH, as glibc does it, so each attempt goes through ExecveRecorded.
 int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
   if (file == nullptr || *file == 0) {
@@ -764,7 +781,7 @@ int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
     return -1;
   }
   if (strchr(file, '/')) {
-    ExecveRecorded(file, argv, envp);
+    ExecveOrScript(file, argv, envp);
   } else {
     const char* path = getenv("PATH");
     if (path == nullptr) path = "/bin:/usr/bin";
@@ -783,7 +800,7 @@ int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
         size_t off = dlen;
         if (dlen > 0) buf[off++] = '/';
         memcpy(buf + off, file, flen + 1);
-        ExecveRecorded(buf, argv, envp);
+        ExecveOrScript(buf, argv, envp);
         if (errno == EACCES) eacces = true;
         else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
                  errno != ETIMEDOUT)

@@ -122,5 +122,13 @@ else
   echo "skip: static child (no static C library)"
 fi
 
+# 8. execvp of a script without #! runs it with /bin/sh, as glibc does; the user's own IORR_*
+# variables reach the program.
+printf 'echo script ran with $IORR_DISPATCH\n' > noshebang && chmod +x noshebang
+PATH=$PWD:$PATH IORR_DISPATCH=1 env noshebang > plain.ns 2>&1
+PATH=$PWD:$PATH IORR_DISPATCH=1 timeout 60 "$iorr" record -q -o ns.iorr -- env noshebang > rec.ns 2>&1
+if cmp -s plain.ns rec.ns; then ok "execvp of a script without #!, user IORR_* kept"; else
+  fail "execvp of a script without #!: $(cat rec.ns) (plain: $(cat plain.ns))"; fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -9,15 +9,11 @@
 #include "traces/format.h"
 #include "traces/json.h"
 #include "traces/names.h"
+#include "traces/text.h"
 
 namespace iorr::trace {
 namespace {
 
-inline void AppendInt(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<size_t>(r.ptr - buf));
-}
 
 // True when AppendJsonString would copy s unchanged (printable ASCII, no '"' or '\\').
 bool Plain(std::string_view s) {

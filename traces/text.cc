@@ -7,15 +7,11 @@
 #include "traces/names.h"
 
 namespace iorr::trace {
-namespace {
-
 void AppendInt(std::string& out, int64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, static_cast<size_t>(r.ptr - buf));
 }
-
-}  // namespace
 
 void AppendEscaped(std::string& out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";

@@ -2,12 +2,16 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "traces/event.h"
 
 namespace iorr::trace {
+
+// v in decimal, without allocating (to_chars).
+void AppendInt(std::string& out, int64_t v);
 
 // s as inside strace's double quotes: \" \\ \n \t, other non-printables as \xNN.
 void AppendEscaped(std::string& out, std::string_view s);

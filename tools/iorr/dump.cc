@@ -25,11 +25,7 @@ struct Options {
 
 constexpr size_t kFlushBytes = 1 << 20;
 
-void AppendInt(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<size_t>(r.ptr - buf));
-}
+using trace::AppendInt;
 
 // Digits after the point for a time unit: 1000 ns -> 6, 100 -> 7, 10 -> 8, 1 -> 9.
 int Decimals(uint32_t unit) {

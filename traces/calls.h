@@ -48,6 +48,8 @@ enum class ArgKind : uint8_t {
   kId,               // uid or gid
   kFdPair,           // two fds filled in by the call (pipe, socketpair): low 32 bits first
   kSysNr,            // syscall number (x86_64), printed by name
+  kBlockPhase,       // BLK_QUEUE, BLK_ISSUE, BLK_COMPLETE (traces/block.h)
+  kBlockOp,          // BLK_* operation and flag bits, as blktrace's rwbs (traces/block.h)
   kInt,              // any other integer
 };
 
@@ -56,6 +58,7 @@ enum class Effect : uint8_t {
   kRead, kWrite, kSeek, kCopy, kOpen, kClose, kSync, kTruncate, kHint, kRemove, kRename,
   kCreate, kLookup, kReadDir, kSetAttr, kFdTable, kCwd, kControl, kMap, kNotFile, kProcess,
   kEscape, kState, kOther,  // kState: what the recorder saw of the file system, not a call
+  kBlock,                   // a block request seen in the kernel during a replay, not a call
 };
 
 // How a call's return value reads.

@@ -94,6 +94,10 @@ std::string_view KindWords(ArgKind k) {
       return "STATX_* flags";
     case ArgKind::kAdvice:
       return "POSIX_FADV_*";
+    case ArgKind::kBlockPhase:
+      return "BLK_QUEUE, BLK_ISSUE or BLK_COMPLETE";
+    case ArgKind::kBlockOp:
+      return "BLK_* flags";
     case ArgKind::kIoctlReq:
       return "an ioctl request";
     case ArgKind::kFlockOp:

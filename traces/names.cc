@@ -277,6 +277,17 @@ constexpr Named kAdvice[] = {
     IORR_N(POSIX_FADV_WILLNEED), IORR_N(POSIX_FADV_DONTNEED), IORR_N(POSIX_FADV_NOREUSE),
 };
 
+// The block pseudo-call's phase and operation (traces/block.h); not kernel names, iorr's own.
+constexpr Named kBlockPhases[] = {
+    {1, "BLK_QUEUE"}, {2, "BLK_ISSUE"}, {3, "BLK_COMPLETE"},
+};
+constexpr Named kBlockOps[] = {
+    {1u << 8, "BLK_PREFLUSH"}, {1u << 0, "BLK_READ"},    {1u << 1, "BLK_WRITE"},
+    {1u << 2, "BLK_DISCARD"},  {1u << 3, "BLK_SECURE_ERASE"}, {1u << 4, "BLK_FLUSH"},
+    {1u << 5, "BLK_OTHER"},    {1u << 9, "BLK_FUA"},     {1u << 10, "BLK_RAHEAD"},
+    {1u << 11, "BLK_SYNC"},    {1u << 12, "BLK_META"},
+};
+
 // The request numbers strace names that file-system workloads meet: file and block-device
 // ioctls, and the terminal ones every interactive program issues.
 constexpr Named kIoctls[] = {
@@ -1369,6 +1380,12 @@ void AppendArg(std::string& out, ArgKind k, int64_t v) {
     case ArgKind::kAdvice:
       AppendValue(out, kAdvice, u);
       return;
+    case ArgKind::kBlockPhase:
+      AppendValue(out, kBlockPhases, u);
+      return;
+    case ArgKind::kBlockOp:
+      AppendFlags(out, kBlockOps, u);
+      return;
     case ArgKind::kIoctlReq:
       // Names only for values that fit the kernel's unsigned int cmd, so that the hex of any
       // other value reads back unchanged.
@@ -1482,6 +1499,10 @@ std::optional<int64_t> ParseArg(ArgKind k, std::string_view token) {
       return ParseFlagsIn(s, kStatxMasks);
     case ArgKind::kAdvice:
       return ParseValueIn(s, kAdvice);
+    case ArgKind::kBlockPhase:
+      return ParseValueIn(s, kBlockPhases);
+    case ArgKind::kBlockOp:
+      return ParseFlagsIn(s, kBlockOps);
     case ArgKind::kIoctlReq:
       return ParseIoctl(s);
     case ArgKind::kFlockOp:

@@ -2,6 +2,8 @@
 // The expected strings come from strace 6.1 output on x86_64 unless a comment says otherwise.
 #include "traces/names.h"
 
+#include "traces/block.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fiemap.h>
@@ -837,6 +839,50 @@ TEST(SyscallTest, AgreesWithTheCallTable) {
     EXPECT_EQ(SyscallName(c.nr), c.name);
     EXPECT_EQ(SyscallNumber(c.name), c.nr);
   }
+}
+
+TEST(BlockTest, RwbsAsBlkFillRwbsWritesIt) {
+  struct RwbsCase {
+    const char* rwbs;
+    uint32_t op;
+  } cases[] = {
+      {"W", block::kWrite},
+      {"R", block::kRead},
+      {"RA", block::kRead | block::kReadahead},
+      {"WS", block::kWrite | block::kSync},
+      {"WSM", block::kWrite | block::kSync | block::kMeta},
+      {"FWFSM", block::kPreflush | block::kWrite | block::kFua | block::kSync | block::kMeta},
+      {"FWS", block::kPreflush | block::kWrite | block::kSync},  // empty flush bio
+      {"WFS", block::kWrite | block::kFua | block::kSync},
+      {"FF", block::kPreflush | block::kFlushOp},  // the flush machinery's request
+      {"F", block::kFlushOp},
+      {"FS", block::kFlushOp | block::kSync},
+      {"D", block::kDiscard},
+      {"DE", block::kSecureErase},
+      {"N", block::kOtherOp},
+  };
+  for (const RwbsCase& c : cases) {
+    uint32_t op = 0;
+    ASSERT_TRUE(block::ParseRwbs(c.rwbs, &op)) << c.rwbs;
+    EXPECT_EQ(op, c.op) << c.rwbs;
+    EXPECT_EQ(block::FormatRwbs(op), c.rwbs);
+  }
+  for (const char* bad : {"", "X", "WW", "WMS", "FX", "WFF", "F F"}) {
+    uint32_t op = 77;
+    EXPECT_FALSE(block::ParseRwbs(bad, &op)) << bad;
+    EXPECT_EQ(op, 77u);
+  }
+}
+
+TEST(BlockTest, PhaseAndOpNamesReadBack) {
+  EXPECT_EQ(Fmt(ArgKind::kBlockPhase, 1), "BLK_QUEUE");
+  EXPECT_EQ(Fmt(ArgKind::kBlockPhase, 3), "BLK_COMPLETE");
+  uint64_t op = block::kPreflush | block::kWrite | block::kFua | block::kSync;
+  EXPECT_EQ(Fmt(ArgKind::kBlockOp, static_cast<int64_t>(op)), "BLK_PREFLUSH|BLK_WRITE|BLK_FUA|BLK_SYNC");
+  EXPECT_EQ(ParseArg(ArgKind::kBlockOp, "BLK_PREFLUSH|BLK_WRITE|BLK_FUA|BLK_SYNC"),
+            static_cast<int64_t>(op));
+  EXPECT_EQ(ParseArg(ArgKind::kBlockPhase, "BLK_ISSUE"), 2);
+  EXPECT_EQ(ParseArg(ArgKind::kBlockPhase, "BLK_NOPE"), std::nullopt);
 }
 
 }  // namespace

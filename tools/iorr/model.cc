@@ -4,12 +4,16 @@
 // against a real run.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "model/block_stream.h"
 #include "model/fs_model.h"
 #include "model/profile.h"
 #include "tools/iorr/cli.h"
+#include "traces/block.h"
 #include "traces/json.h"
 #include "traces/reader.h"
 
@@ -23,7 +27,7 @@ namespace {
 struct Options {
   std::string trace;
   std::string disk = "hdd-7200";
-  std::string fs = "ext4";
+  std::vector<std::string> fs = {"ext4"};
   std::vector<std::string> cache = {"on", "off"};
   std::vector<std::string> barrier = {"on", "off"};
   uint64_t mem = 0;
@@ -38,12 +42,89 @@ std::string ProfilePath(const std::string& disk) {
   return std::string(dir ? dir : IORR_PROFILE_DIR) + "/" + disk + ".json";
 }
 
+struct Row {
+  std::string fs, cache, barrier;
+  int64_t elapsed_ns = 0, io_wait_ns = -1;  // io_wait -1: not applicable (block stream)
+  uint64_t commits = 0;
+  model::DeviceStats d;
+};
+
+void AppendRowJson(std::string& out, const Row& r) {
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "{\"fs\":\"%s\",\"cache\":\"%s\",\"barrier\":\"%s\",\"elapsed_s\":%.6f,", r.fs.c_str(),
+                r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9);
+  out += buf;
+  if (r.io_wait_ns >= 0) {
+    std::snprintf(buf, sizeof buf, "\"io_wait_s\":%.6f,\"commits\":%llu,", r.io_wait_ns / 1e9,
+                  (unsigned long long)r.commits);
+    out += buf;
+  }
+  const auto& d = r.d;
+  std::snprintf(buf, sizeof buf,
+                "\"flushes\":%llu,\"fua_writes\":%llu,\"flushes_stripped\":%llu,\"fua_stripped\":%llu,"
+                "\"bytes_written\":{\"data\":%llu,\"journal\":%llu,\"metadata\":%llu},"
+                "\"bytes_read\":%llu,\"device_busy_s\":%.6f,\"validated\":false}",
+                (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
+                (unsigned long long)d.flushes_stripped, (unsigned long long)d.fua_stripped,
+                (unsigned long long)d.bytes_written_by_kind[0],
+                (unsigned long long)d.bytes_written_by_kind[1],
+                (unsigned long long)d.bytes_written_by_kind[2], (unsigned long long)d.bytes_read,
+                d.busy_ns / 1e9);
+  out += buf;
+}
+
+void AppendRowText(std::string& out, const Row& r) {
+  char buf[512];
+  const auto& d = r.d;
+  char wait[32] = "-";
+  if (r.io_wait_ns >= 0) std::snprintf(wait, sizeof wait, "%.3f", r.io_wait_ns / 1e9);
+  std::snprintf(buf, sizeof buf, "%-10s %-6s %-8s %12.3f %12s %9llu %9llu %10.1f %10.1f %10.1f %12.3f  %s\n",
+                r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9, wait,
+                (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
+                d.bytes_written_by_kind[0] / 1e6, d.bytes_written_by_kind[1] / 1e6,
+                d.bytes_written_by_kind[2] / 1e6, d.busy_ns / 1e9, "unvalidated");
+  out += buf;
+}
+
+void AppendCapturedJson(std::string& out, const model::BlockStream& s) {
+  const auto& c = s.counts;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\"captured\":{\"requests\":%llu,\"flushes\":%llu,\"fua_writes\":%llu,"
+                "\"bytes_written\":{\"data\":%llu,\"journal\":%llu,\"metadata\":%llu},"
+                "\"bytes_read\":%llu,\"span_s\":%.6f},",
+                (unsigned long long)c.requests, (unsigned long long)c.flushes,
+                (unsigned long long)c.fua_writes, (unsigned long long)c.bytes_written_by_kind[0],
+                (unsigned long long)c.bytes_written_by_kind[1],
+                (unsigned long long)c.bytes_written_by_kind[2], (unsigned long long)c.bytes_read,
+                (c.last_ns - c.first_ns) / 1e9);
+  out += buf;
+}
+
 int Run(const Options& o) {
-  if (o.fs != "ext4") throw Error("--fs " + o.fs + ": only ext4 is modelled so far");
   auto profile = model::LoadProfile(ProfilePath(o.disk));
   if (!profile.ok()) throw Error(profile.status().message());
   auto reader = trace::TraceReader::Open(o.trace);
   if (!reader.ok()) throw Error(reader.status().message());
+  auto is_block = model::IsBlockTrace(o.trace);
+  if (!is_block.ok()) throw Error(o.trace + ": " + is_block.status().message());
+
+  std::optional<model::BlockStream> stream;
+  std::vector<std::string> fss;
+  if (*is_block) {
+    // A block stream captured from a real run: the device model alone, on what the kernel sent.
+    auto s = model::ReadBlockStream(o.trace, trace::block::kQueue);
+    if (!s.ok()) throw Error(o.trace + ": " + s.status().message());
+    if (s->requests.empty()) throw Error(o.trace + ": no block requests at queue level");
+    stream = std::move(*s);
+    fss = {"block"};
+  } else {
+    for (const std::string& f : o.fs)
+      if (f != "ext4") throw Error("--fs " + f + ": only ext4 is modelled so far");
+    fss = o.fs;
+  }
+
   model::FsModelOptions fo;
   const trace::Header& h = (*reader)->header();
   auto num = [&](std::string_view key, double dflt) {
@@ -57,64 +138,85 @@ int Run(const Options& o) {
   fo.dirty_background_ratio = o.dirty_background_ratio > 0
                                   ? o.dirty_background_ratio
                                   : num(trace::key::kDirtyBackgroundRatio, 10);
+
+  std::vector<Row> rows;
+  std::map<std::string, uint64_t> not_modelled;
+  for (const std::string& fs : fss)
+    for (const std::string& c : o.cache)
+      for (const std::string& b : o.barrier) {
+        model::DeviceSettings ds;
+        ds.write_cache = c == "on";
+        ds.barriers = b == "on";
+        auto dev = model::MakeDevice(*profile, ds);
+        if (!dev.ok()) throw Error(dev.status().message());
+        Row row{fs, c, b};
+        if (stream) {
+          model::BlockRunResult r = model::RunBlockStream(*stream, **dev);
+          row.elapsed_ns = r.elapsed_ns;
+          row.d = r.device;
+        } else {
+          auto r = model::RunExt4(o.trace, **dev, fo);
+          if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
+          row.elapsed_ns = r->elapsed_ns;
+          row.io_wait_ns = r->io_wait_ns;
+          row.commits = r->commits;
+          row.d = r->device;
+          if (rows.empty()) not_modelled = r->not_modelled;
+        }
+        rows.push_back(row);
+      }
+
   std::string out;
-  char buf[512];
   if (o.json) {
     out = "{\"trace\":";
     AppendJsonString(out, o.trace);
-    out += ",\"fs\":\"ext4\",\"disk\":";
+    out += ",\"disk\":";
     AppendJsonString(out, profile->name);
-    out += ",\"rows\":[";
+    out += ",\"input\":";
+    out += stream ? "\"block-stream\"," : "\"calls\",";
+    if (stream) AppendCapturedJson(out, *stream);
+    out += "\"not_modelled\":{";
+    bool first = true;
+    for (const auto& [name, n] : not_modelled) {
+      if (!first) out += ',';
+      first = false;
+      AppendJsonString(out, name);
+      out += ':' + std::to_string(n);
+    }
+    out += "},\"rows\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i) out += ',';
+      AppendRowJson(out, rows[i]);
+    }
+    out += "]}\n";
   } else {
-    std::snprintf(buf, sizeof buf, "%-5s %-6s %-8s %12s %12s %9s %9s %10s %10s %10s %12s  %s\n", "fs",
+    char buf[512];
+    if (stream) {
+      const auto& k = stream->counts;
+      std::snprintf(buf, sizeof buf,
+                    "captured: %llu requests over %.3f s, %llu flushes, %llu FUA writes, "
+                    "written data %.1f MB, journal %.1f MB, metadata %.1f MB\n",
+                    (unsigned long long)k.requests, (k.last_ns - k.first_ns) / 1e9,
+                    (unsigned long long)k.flushes, (unsigned long long)k.fua_writes,
+                    k.bytes_written_by_kind[0] / 1e6, k.bytes_written_by_kind[1] / 1e6,
+                    k.bytes_written_by_kind[2] / 1e6);
+      out += buf;
+    }
+    std::snprintf(buf, sizeof buf, "%-10s %-6s %-8s %12s %12s %9s %9s %10s %10s %10s %12s  %s\n", "fs",
                   "cache", "barrier", "elapsed s", "io wait s", "flushes", "fua", "data MB",
                   "journal MB", "meta MB", "dev busy s", "checked");
     out += buf;
-  }
-  bool first = true;
-  for (const std::string& c : o.cache)
-    for (const std::string& b : o.barrier) {
-      model::DeviceSettings ds;
-      ds.write_cache = c == "on";
-      ds.barriers = b == "on";
-      auto dev = model::MakeDevice(*profile, ds);
-      if (!dev.ok()) throw Error(dev.status().message());
-      auto r = model::RunExt4(o.trace, **dev, fo);
-      if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
-      const auto& d = r->device;
-      double mb[3];
-      for (int k = 0; k < 3; ++k) mb[k] = static_cast<double>(d.bytes_written_by_kind[k]) / 1e6;
-      if (o.json) {
-        std::snprintf(buf, sizeof buf,
-                      "%s{\"cache\":\"%s\",\"barrier\":\"%s\",\"elapsed_s\":%.6f,\"io_wait_s\":%.6f,"
-                      "\"flushes\":%llu,\"fua_writes\":%llu,\"bytes_written\":{\"data\":%llu,"
-                      "\"journal\":%llu,\"metadata\":%llu},\"device_busy_s\":%.6f,\"commits\":%llu,"
-                      "\"validated\":false}",
-                      first ? "" : ",", c.c_str(), b.c_str(), r->elapsed_ns / 1e9, r->io_wait_ns / 1e9,
-                      (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
-                      (unsigned long long)d.bytes_written_by_kind[0],
-                      (unsigned long long)d.bytes_written_by_kind[1],
-                      (unsigned long long)d.bytes_written_by_kind[2], d.busy_ns / 1e9,
-                      (unsigned long long)r->commits);
-      } else {
-        std::snprintf(buf, sizeof buf,
-                      "%-5s %-6s %-8s %12.3f %12.3f %9llu %9llu %10.1f %10.1f %10.1f %12.3f  %s\n",
-                      "ext4", c.c_str(), b.c_str(), r->elapsed_ns / 1e9, r->io_wait_ns / 1e9,
-                      (unsigned long long)d.flushes, (unsigned long long)d.fua_writes, mb[0], mb[1],
-                      mb[2], d.busy_ns / 1e9, "unvalidated");
-      }
-      out += buf;
-      first = false;
-      if (!r->not_modelled.empty() && !o.json && c == o.cache.front() && b == o.barrier.front()) {
-        std::string list;
-        for (const auto& [name, n] : r->not_modelled) list += " " + name + "=" + std::to_string(n);
-        std::fprintf(stderr, "iorr: calls the model ignores:%s\n", list.c_str());
-      }
+    for (const Row& r : rows) AppendRowText(out, r);
+    out += "disk " + profile->name + " (" + std::string(o.disk) + "); ";
+    out += stream ? "block stream replayed open loop at its recorded times; "
+                  : "";
+    out += "models unvalidated: not yet compared with a real run\n";
+    if (!not_modelled.empty()) {
+      std::string list;
+      for (const auto& [name, n] : not_modelled) list += " " + name + "=" + std::to_string(n);
+      std::fprintf(stderr, "iorr: calls the model ignores:%s\n", list.c_str());
     }
-  if (o.json) out += "]}\n";
-  else
-    out += "disk " + profile->name + " (" + std::string(o.disk) +
-           "); models unvalidated: not yet compared with a real run\n";
+  }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
@@ -132,7 +234,9 @@ void RegisterModel(CLI::App& app, Action* action) {
   sub->add_option("trace", o->trace, "Trace file")->required();
   sub->add_option("--disk", o->disk, "Profile name (hdd-7200, ssd-sata, ...) or JSON file")
       ->capture_default_str();
-  sub->add_option("--fs", o->fs, "File-system model (ext4)")->capture_default_str();
+  sub->add_option("--fs", o->fs, "File-system models to run, comma-separated (ext4)")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_option("--cache", o->cache, "Write cache settings to model")
       ->delimiter(',')
       ->check(CLI::IsMember({"on", "off"}));

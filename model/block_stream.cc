@@ -118,8 +118,7 @@ BlockRunResult RunBlockStream(const BlockStream& s, DeviceModel& device) {
   }
   out.device = device.stats();
   out.elapsed_ns = std::max<int64_t>(0, out.device.last_ns - base);
-  if (!s.requests.empty())
-    out.elapsed_ns = std::max(out.elapsed_ns, s.requests.back().time_ns);
+  if (!s.requests.empty()) out.elapsed_ns = std::max(out.elapsed_ns, s.requests.back().time_ns);
   return out;
 }
 

@@ -30,19 +30,19 @@ namespace iorr::model {
 
 struct CapturedCounts {
   uint64_t requests = 0;
-  uint64_t reads = 0, writes = 0;       // with data
-  uint64_t flushes = 0;                 // PREFLUSH bits and flush operations
+  uint64_t reads = 0, writes = 0;  // with data
+  uint64_t flushes = 0;            // PREFLUSH bits and flush operations
   uint64_t fua_writes = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written_by_kind[kBlockKinds] = {};
-  int64_t first_ns = 0, last_ns = 0;    // trace times of the first and last request
+  int64_t first_ns = 0, last_ns = 0;  // trace times of the first and last request
 };
 
 struct BlockStream {
   std::vector<BlockRequest> requests;  // time_ns relative to the first request
   CapturedCounts counts;
-  uint64_t other_events = 0;           // non-block events and other phases, skipped
-  std::string device;                  // header block.device, if any
+  uint64_t other_events = 0;  // non-block events and other phases, skipped
+  std::string device;         // header block.device, if any
 };
 
 // phase: trace::block::kQueue, kIssue or kComplete.

@@ -1,46 +1,58 @@
-// A first file-system model: turns a trace's calls into block requests on a device model, as
-// ext4 in data=ordered mode roughly does, and runs the workload closed-loop against it.
+// File-system models: turn a trace's calls into block requests as a file system would, and run
+// the workload closed loop against a device model (model/device.h).
 //
-// What it models (and what it does not, yet): a page cache with dirty data written back in
-// the background past vm.dirty_background_ratio and waited for past vm.dirty_ratio; files
-// allocated at writeback (delayed allocation), one after the other; metadata changes (creates,
-// removes, renames, attribute changes) dirtying an inode block and a directory block in the
-// running jbd2 transaction; a commit every 5 s or on fsync/fdatasync/sync, writing the transaction's data
-// first (ordered), then the journal blocks and a commit block with PREFLUSH|FUA, and later the
-// metadata to its home location (checkpoint); reads of data not yet read or written. The
-// program's own time between and inside calls comes from the recording (traces made on tmpfs
-// or a warm cache measure CPU, not I/O). All recorded threads run as one sequence.
-// Unvalidated: no comparison with a real run yet. Not thread-safe.
+// One interface (RunFsModel), one file per model under model/fs/: ext4.cc (jbd2, data=ordered,
+// delayed allocation), ext3.cc (jbd, data=ordered, block allocation at write), ext2.cc (no
+// journal), xfs.cc (delayed logging, and `xfs-legacy`: every log buffer write PREFLUSH|FUA,
+// objects logged in full per transaction). What they share (the page cache with its dirty
+// thresholds and expiry, files and fds, the closed-loop clock) is model/fs/fs_base.h.
+//
+// Time: each call costs the program's own time (the gap after its thread's previous call and
+// the call's recorded duration, with the recording's own I/O waits left out: a call the model
+// makes wait counts 20 us of CPU at most) plus what it waits for in the model. All recorded
+// threads run as one sequence, in the trace's time order. Models are unvalidated until
+// tools/bench/model-vs-real.sh compares them with a real run. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "model/device.h"
-#include "traces/reader.h"
 #include "traces/status.h"
 
 namespace iorr::model {
 
 struct FsModelOptions {
   uint64_t mem_bytes = 8ull << 30;
-  double dirty_background_ratio = 10;
-  double dirty_ratio = 20;
-  int64_t commit_interval_ns = 5'000'000'000;
+  double dirty_background_ratio = 10;          // vm.dirty_background_ratio
+  double dirty_ratio = 20;                     // vm.dirty_ratio
+  int64_t dirty_expire_ns = 30'000'000'000;    // vm.dirty_expire_centisecs
+  int64_t dirty_writeback_ns = 5'000'000'000;  // vm.dirty_writeback_centisecs
+  int64_t commit_interval_ns = 5'000'000'000;  // ext3/ext4 commit=, xfs: log worker (30 s)
 };
 
 struct FsModelResult {
-  int64_t elapsed_ns = 0;   // simulated time from the first call to the last one's end
-  int64_t io_wait_ns = 0;   // of which the program waited for the device
-  uint64_t commits = 0;
+  int64_t elapsed_ns = 0;  // simulated time from the first call to the last one's end
+  int64_t io_wait_ns = 0;  // of which the program waited for the device
+  uint64_t commits = 0;    // journal commits / log checkpoints / log buffer writes
   uint64_t events = 0;
+  // Requests as the file system asked for them, before the device's settings strip flags: the
+  // figures to compare with a block trace captured at bio level.
+  uint64_t asked_flushes = 0;  // PREFLUSH bits and explicit flushes
+  uint64_t asked_fua = 0;      // writes with FUA
   DeviceStats device;
   std::map<std::string, uint64_t> not_modelled;  // calls the model ignores, by name
 };
 
-// Runs the trace (merged order) against `device` with an ext4-like model.
-Result<FsModelResult> RunExt4(const std::string& trace_path, DeviceModel& device,
-                              const FsModelOptions& options);
+// The models RunFsModel knows, by name.
+const std::vector<std::string_view>& FsModelNames();
+
+// Runs the trace (merged order) against `device` with the named model; an unknown name is an
+// error naming the known ones.
+Result<FsModelResult> RunFsModel(std::string_view fs, const std::string& trace_path,
+                                 DeviceModel& device, const FsModelOptions& options);
 
 }  // namespace iorr::model

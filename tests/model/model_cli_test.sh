@@ -20,6 +20,7 @@ import os
 for i in range(50):
     fd = os.open('f%d' % i, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, b'x' * 4096); os.fsync(fd); os.close(fd)
+os.sync()
 " || fail "recording"
 "$iorr" model t.iorr --disk hdd-7200 --json > m.json 2> m.err || fail "model: $(cat m.err)"
 python3 - m.json << 'PY' && ok "barriers on: a flush and a FUA per fsync; off: none, and faster" || fail "model shape: $(head -c 600 m.json)"
@@ -32,6 +33,24 @@ assert on["elapsed_s"] > off["elapsed_s"], (on, off)
 assert all(on["bytes_written"][k] > 0 for k in ("data", "journal", "metadata")), on
 assert all(r["validated"] is False for r in rows.values())
 PY
+"$iorr" model t.iorr --disk hdd-7200 --fs ext4,ext3,ext2,xfs,xfs-legacy --cache on --json > all.json 2> all.err || fail "all models: $(cat all.err)"
+python3 - all.json << 'PY' && ok "every model: a flush per fsync with barriers; ext2 sends no FUA, the journals do" || fail "models: $(head -c 900 all.json)"
+import json, sys
+rows = {(r["fs"], r["barrier"]): r for r in json.load(open(sys.argv[1]))["rows"]}
+assert len(rows) == 10, rows.keys()
+for fs in ("ext4", "ext3", "ext2", "xfs", "xfs-legacy"):
+    on, off = rows[(fs, "on")], rows[(fs, "off")]
+    assert on["flushes"] >= 50, (fs, on)
+    assert off["flushes"] == 0 and off["fua_writes"] == 0, (fs, off)
+    assert off["elapsed_s"] < on["elapsed_s"], (fs, on, off)
+    if fs == "ext2":
+        assert on["fua_writes"] == 0 and on["bytes_written"]["journal"] == 0, on
+    else:
+        assert on["fua_writes"] >= 50 and on["bytes_written"]["journal"] > 0, (fs, on)
+PY
+if "$iorr" model t.iorr --fs reiserfs > /dev/null 2> fs.err; then fail "an unknown model was accepted"
+elif [[ $(wc -l < fs.err) -eq 1 ]] && grep -q "known: ext4" fs.err; then ok "unknown model refused: $(cat fs.err)"
+else fail "unknown model: $(cat fs.err)"; fi
 "$iorr" model t.iorr --disk hdd-7200 > m.txt 2>&1 && grep -q unvalidated m.txt && ok "text table" || fail "text table: $(cat m.txt)"
 echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"

@@ -2,6 +2,7 @@
 // the write cache on or off and barriers on or off, from a first ext4 (data=ordered) model.
 // Prints one row per configuration; every row says its models are unvalidated until checked
 // against a real run.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -36,7 +37,8 @@ struct Options {
 };
 
 std::string ProfilePath(const std::string& disk) {
-  if (disk.find('/') != std::string::npos || (disk.size() > 5 && disk.substr(disk.size() - 5) == ".json"))
+  if (disk.find('/') != std::string::npos ||
+      (disk.size() > 5 && disk.substr(disk.size() - 5) == ".json"))
     return disk;
   const char* dir = std::getenv("IORR_PROFILES");
   return std::string(dir ? dir : IORR_PROFILE_DIR) + "/" + disk + ".json";
@@ -52,8 +54,8 @@ struct Row {
 void AppendRowJson(std::string& out, const Row& r) {
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "{\"fs\":\"%s\",\"cache\":\"%s\",\"barrier\":\"%s\",\"elapsed_s\":%.6f,", r.fs.c_str(),
-                r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9);
+                "{\"fs\":\"%s\",\"cache\":\"%s\",\"barrier\":\"%s\",\"elapsed_s\":%.6f,",
+                r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9);
   out += buf;
   if (r.io_wait_ns >= 0) {
     std::snprintf(buf, sizeof buf, "\"io_wait_s\":%.6f,\"commits\":%llu,", r.io_wait_ns / 1e9,
@@ -61,16 +63,17 @@ void AppendRowJson(std::string& out, const Row& r) {
     out += buf;
   }
   const auto& d = r.d;
-  std::snprintf(buf, sizeof buf,
-                "\"flushes\":%llu,\"fua_writes\":%llu,\"flushes_stripped\":%llu,\"fua_stripped\":%llu,"
-                "\"bytes_written\":{\"data\":%llu,\"journal\":%llu,\"metadata\":%llu},"
-                "\"bytes_read\":%llu,\"device_busy_s\":%.6f,\"validated\":false}",
-                (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
-                (unsigned long long)d.flushes_stripped, (unsigned long long)d.fua_stripped,
-                (unsigned long long)d.bytes_written_by_kind[0],
-                (unsigned long long)d.bytes_written_by_kind[1],
-                (unsigned long long)d.bytes_written_by_kind[2], (unsigned long long)d.bytes_read,
-                d.busy_ns / 1e9);
+  std::snprintf(
+      buf, sizeof buf,
+      "\"flushes\":%llu,\"fua_writes\":%llu,\"flushes_stripped\":%llu,\"fua_stripped\":%llu,"
+      "\"bytes_written\":{\"data\":%llu,\"journal\":%llu,\"metadata\":%llu},"
+      "\"bytes_read\":%llu,\"device_busy_s\":%.6f,\"validated\":false}",
+      (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
+      (unsigned long long)d.flushes_stripped, (unsigned long long)d.fua_stripped,
+      (unsigned long long)d.bytes_written_by_kind[0],
+      (unsigned long long)d.bytes_written_by_kind[1],
+      (unsigned long long)d.bytes_written_by_kind[2], (unsigned long long)d.bytes_read,
+      d.busy_ns / 1e9);
   out += buf;
 }
 
@@ -79,7 +82,8 @@ void AppendRowText(std::string& out, const Row& r) {
   const auto& d = r.d;
   char wait[32] = "-";
   if (r.io_wait_ns >= 0) std::snprintf(wait, sizeof wait, "%.3f", r.io_wait_ns / 1e9);
-  std::snprintf(buf, sizeof buf, "%-10s %-6s %-8s %12.3f %12s %9llu %9llu %10.1f %10.1f %10.1f %12.3f  %s\n",
+  std::snprintf(buf, sizeof buf,
+                "%-10s %-6s %-8s %12.3f %12s %9llu %9llu %10.1f %10.1f %10.1f %12.3f  %s\n",
                 r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9, wait,
                 (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
                 d.bytes_written_by_kind[0] / 1e6, d.bytes_written_by_kind[1] / 1e6,
@@ -120,8 +124,14 @@ int Run(const Options& o) {
     stream = std::move(*s);
     fss = {"block"};
   } else {
-    for (const std::string& f : o.fs)
-      if (f != "ext4") throw Error("--fs " + f + ": only ext4 is modelled so far");
+    for (const std::string& f : o.fs) {
+      const auto& names = model::FsModelNames();
+      if (std::find(names.begin(), names.end(), f) == names.end()) {
+        std::string known;
+        for (std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        throw Error("--fs " + f + ": no such file-system model (known: " + known + ")");
+      }
+    }
     fss = o.fs;
   }
 
@@ -133,7 +143,8 @@ int Run(const Options& o) {
     double d = v.empty() ? 0 : std::strtod(v.c_str(), &end);
     return d > 0 ? d : dflt;
   };
-  fo.mem_bytes = o.mem ? o.mem : static_cast<uint64_t>(num(trace::key::kRamBytes, 8.0 * (1ull << 30)));
+  fo.mem_bytes =
+      o.mem ? o.mem : static_cast<uint64_t>(num(trace::key::kRamBytes, 8.0 * (1ull << 30)));
   fo.dirty_ratio = o.dirty_ratio > 0 ? o.dirty_ratio : num(trace::key::kDirtyRatio, 20);
   fo.dirty_background_ratio = o.dirty_background_ratio > 0
                                   ? o.dirty_background_ratio
@@ -155,7 +166,7 @@ int Run(const Options& o) {
           row.elapsed_ns = r.elapsed_ns;
           row.d = r.device;
         } else {
-          auto r = model::RunExt4(o.trace, **dev, fo);
+          auto r = model::RunFsModel(fs, o.trace, **dev, fo);
           if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
           row.elapsed_ns = r->elapsed_ns;
           row.io_wait_ns = r->io_wait_ns;
@@ -202,14 +213,13 @@ int Run(const Options& o) {
                     k.bytes_written_by_kind[2] / 1e6);
       out += buf;
     }
-    std::snprintf(buf, sizeof buf, "%-10s %-6s %-8s %12s %12s %9s %9s %10s %10s %10s %12s  %s\n", "fs",
-                  "cache", "barrier", "elapsed s", "io wait s", "flushes", "fua", "data MB",
+    std::snprintf(buf, sizeof buf, "%-10s %-6s %-8s %12s %12s %9s %9s %10s %10s %10s %12s  %s\n",
+                  "fs", "cache", "barrier", "elapsed s", "io wait s", "flushes", "fua", "data MB",
                   "journal MB", "meta MB", "dev busy s", "checked");
     out += buf;
     for (const Row& r : rows) AppendRowText(out, r);
     out += "disk " + profile->name + " (" + std::string(o.disk) + "); ";
-    out += stream ? "block stream replayed open loop at its recorded times; "
-                  : "";
+    out += stream ? "block stream replayed open loop at its recorded times; " : "";
     out += "models unvalidated: not yet compared with a real run\n";
     if (!not_modelled.empty()) {
       std::string list;

@@ -1,0 +1,382 @@
+// See fs_base.h.
+#include "model/fs/fs_base.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+
+#include "traces/reader.h"
+
+namespace iorr::model::fs {
+
+using trace::CallId;
+using trace::Effect;
+using trace::Event;
+
+Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
+  r_ = r;
+  auto opened = trace::TraceReader::Open(trace_path);
+  if (!opened.ok()) return opened.status();
+  trace::MergedReader m(opened->get());
+  Event e;
+  bool first = true;
+  int64_t prev_end = 0;
+  next_flusher_ns_ = o_.dirty_writeback_ns;
+  while (m.Next(&e)) {
+    if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
+      continue;
+    ++r->events;
+    int64_t gap = first ? 0 : std::max<int64_t>(0, e.start_ns - prev_end);
+    first = false;
+    prev_end = std::max(prev_end, e.end_ns);
+    Advance(t_ + gap);
+    int64_t before = t_;
+    bool waited = Apply(e);
+    waited = waited || t_ > before;
+    int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
+    if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
+    r->io_wait_ns += t_ - before;
+    Advance(t_ + cpu);
+    if (t_ >= next_flusher_ns_) {
+      WriteBackExpired();
+      next_flusher_ns_ = t_ + o_.dirty_writeback_ns;
+    }
+    Tick();
+  }
+  if (!m.status().ok()) return m.status();
+  r->elapsed_ns = t_;
+  dev_.Quiesce();
+  r->device = dev_.stats();
+  return {};
+}
+
+void FsBase::Advance(int64_t t) {
+  while (dev_.NextEventNs() <= t) {
+    dev_.Step();
+    Completion c;
+    while (dev_.PopCompletion(&c)) pending_.erase(c.tag);
+  }
+  t_ = std::max(t_, t);
+}
+
+void FsBase::Wait(const std::vector<uint64_t>& tags) {
+  for (;;) {
+    bool all = true;
+    for (uint64_t tag : tags)
+      if (pending_.count(tag)) {
+        all = false;
+        break;
+      }
+    if (all || dev_.NextEventNs() == kNever) break;
+    Advance(dev_.NextEventNs());
+  }
+}
+
+uint64_t FsBase::Submit(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags,
+                        BlockKind kind) {
+  BlockRequest q;
+  q.time_ns = std::max(t_, dev_.now_ns());
+  q.sector = sector;
+  q.bytes = bytes;
+  q.op = op;
+  q.flags = flags;
+  q.kind = kind;
+  if ((flags & kPreflush) || op == BlockOp::kFlush) ++r_->asked_flushes;
+  if (op == BlockOp::kWrite && (flags & kFua)) ++r_->asked_fua;
+  uint64_t tag = ++tag_;
+  pending_.insert(tag);
+  dev_.Submit(q, tag);
+  return tag;
+}
+
+void FsBase::SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags, BlockKind kind,
+                         std::vector<uint64_t>* tags) {
+  for (uint64_t off = 0; off < bytes; off += kMaxRequest) {
+    uint64_t n = std::min(kMaxRequest, bytes - off);
+    uint64_t tag = Submit(op, sector + off / kSectorBytes, n, flags, kind);
+    if (tags) tags->push_back(tag);
+  }
+}
+
+File& FsBase::FileNamed(const std::string& name) {
+  auto it = files_.find(name);
+  if (it != files_.end()) return *it->second;
+  File& f = storage_.emplace_back();
+  f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(next_inode_++);
+  files_[name] = &f;
+  return f;
+}
+
+MetaBlock FsBase::DirBlock(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
+  auto it = dir_blocks_.find(dir);
+  if (it != dir_blocks_.end()) return it->second;
+  MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
+  dir_blocks_[dir] = b;
+  return b;
+}
+
+void FsBase::Place(File& f, uint64_t bytes) {
+  if (f.placed) return;
+  f.placed = true;
+  // Contiguous, right after the previous file's blocks, sized to what the file holds now.
+  f.sector = next_data_;
+  uint64_t room = std::max<uint64_t>(kBlock, (bytes + kBlock - 1) / kBlock * kBlock);
+  next_data_ += room / kSectorBytes;
+  Allocated(f);
+}
+
+void FsBase::MakeDirty(File& f, uint64_t from, uint64_t to) {
+  if (f.dirty_to <= f.dirty_from) {
+    f.dirtied_ns = t_;
+    dirty_order_.push_back(&f);
+    f.dirty_from = from;
+    f.dirty_to = to;
+  } else {
+    f.dirty_from = std::min(f.dirty_from, from);
+    f.dirty_to = std::max(f.dirty_to, to);
+  }
+}
+
+void FsBase::WriteBack(File& f, std::vector<uint64_t>* tags) {
+  if (f.dirty_to <= f.dirty_from) return;
+  Place(f, f.dirty_to);
+  uint64_t from = f.dirty_from / kBlock * kBlock;
+  uint64_t to = (f.dirty_to + kBlock - 1) / kBlock * kBlock;
+  SubmitRange(BlockOp::kWrite, f.sector + from / kSectorBytes, to - from, 0, BlockKind::kData,
+              tags);
+  dirty_bytes_ -= std::min(dirty_bytes_, f.dirty_to - f.dirty_from);
+  f.dirty_from = UINT64_MAX;
+  f.dirty_to = 0;
+  f.dirtied_ns = -1;
+}
+
+void FsBase::WriteBackAll(std::vector<uint64_t>* tags) {
+  while (!dirty_order_.empty()) {
+    File* f = dirty_order_.front();
+    dirty_order_.pop_front();
+    WriteBack(*f, tags);
+  }
+}
+
+void FsBase::WriteBackExpired() {
+  while (!dirty_order_.empty()) {
+    File* f = dirty_order_.front();
+    if (f->dirtied_ns >= 0 && t_ - f->dirtied_ns < o_.dirty_expire_ns) break;
+    dirty_order_.pop_front();
+    WriteBack(*f, nullptr);
+  }
+}
+
+void FsBase::Throttle() {
+  double mem = static_cast<double>(o_.mem_bytes);
+  if (static_cast<double>(dirty_bytes_) > mem * o_.dirty_ratio / 100) {
+    std::vector<uint64_t> tags;
+    WriteBackAll(&tags);
+    Wait(tags);
+  } else if (static_cast<double>(dirty_bytes_) > mem * o_.dirty_background_ratio / 100) {
+    WriteBackAll(nullptr);
+  }
+}
+
+// Applies one call; true when the program waited for the device.
+bool FsBase::Apply(const Event& e) {
+  const trace::CallSpec& spec = e.spec();
+  bool ok = !e.failed();
+  auto fdkey = [&](int64_t fd) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) | static_cast<uint32_t>(fd);
+  };
+  auto path = [&](int idx) {
+    return e.args[idx].null ? std::string() : std::string(e.args[idx].s);
+  };
+  auto open_file = [&](int idx) -> OpenFile* {
+    auto it = fds_.find(fdkey(e.args[idx].i));
+    return it == fds_.end() ? nullptr : &it->second;
+  };
+  switch (e.call) {
+    case CallId::open:
+    case CallId::openat:
+    case CallId::openat2:
+    case CallId::creat: {
+      if (!ok) return false;
+      int idx = (e.call == CallId::openat || e.call == CallId::openat2) ? 1 : 0;
+      std::string name = path(idx);
+      int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC) : e.args[idx + 1].i;
+      fds_[fdkey(e.ret)] = {name, (flags & (O_SYNC | O_DSYNC)) != 0};
+      bool existed = files_.count(name) != 0;
+      File& f = FileNamed(name);
+      f.unlinked = false;
+      if ((flags & O_CREAT) && !existed) {
+        MetadataChanged(f, DirBlock(name));
+      } else if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && f.size > 0) {
+        dirty_bytes_ -=
+            std::min(dirty_bytes_, f.dirty_to > f.dirty_from ? f.dirty_to - f.dirty_from : 0);
+        f.dirty_from = UINT64_MAX;
+        f.dirty_to = 0;
+        f.size = 0;
+        Freed(f, 0);
+      }
+      return false;
+    }
+    case CallId::close:
+      fds_.erase(fdkey(e.args[0].i));
+      return false;
+    case CallId::write:
+    case CallId::pwrite64:
+    case CallId::writev:
+    case CallId::pwritev:
+    case CallId::pwritev2: {
+      OpenFile* of = open_file(0);
+      if (!ok || e.ret <= 0 || !of) return false;
+      File& f = FileNamed(of->name);
+      bool positional =
+          e.call == CallId::pwrite64 || e.call == CallId::pwritev || e.call == CallId::pwritev2;
+      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.size;  // appends
+      uint64_t end = off + static_cast<uint64_t>(e.ret);
+      bool grows = end > f.size;
+      MakeDirty(f, off, end);
+      f.size = std::max(f.size, end);
+      f.cached_to = std::max(f.cached_to, end);
+      dirty_bytes_ += static_cast<uint64_t>(e.ret);
+      if (AllocateAtWrite() && grows) {
+        if (!f.placed)
+          Place(f, end);
+        else
+          Allocated(f);
+      }
+      Written(f, grows);  // size and mtime
+      bool dsync = e.call == CallId::pwritev2 && (e.args[4].i & 0x2 /*RWF_DSYNC*/);
+      if (of->sync || dsync) {
+        Fsync(f, true);
+        return true;
+      }
+      Throttle();
+      return false;
+    }
+    case CallId::read:
+    case CallId::pread64:
+    case CallId::readv:
+    case CallId::preadv:
+    case CallId::preadv2: {
+      OpenFile* of = open_file(0);
+      if (!ok || e.ret <= 0 || !of) return false;
+      File& f = FileNamed(of->name);
+      bool positional = e.call != CallId::read && e.call != CallId::readv;
+      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.cached_to;
+      uint64_t end = off + static_cast<uint64_t>(e.ret);
+      if (end <= f.cached_to) return false;
+      Place(f, end);
+      std::vector<uint64_t> tags;
+      uint64_t from = std::max(off, f.cached_to) / kBlock * kBlock;
+      SubmitRange(BlockOp::kRead, f.sector + from / kSectorBytes, end - from, kSync,
+                  BlockKind::kData, &tags);
+      f.cached_to = std::max(f.cached_to, end);
+      Wait(tags);
+      return true;
+    }
+    case CallId::fsync:
+    case CallId::fdatasync: {
+      OpenFile* of = open_file(0);
+      if (!of) return false;
+      Fsync(FileNamed(of->name), e.call == CallId::fdatasync);
+      return true;
+    }
+    case CallId::sync_file_range: {
+      // SYNC_FILE_RANGE_WRITE starts writeback of the file's data (the whole file here);
+      // WAIT_AFTER waits for it. No journal commit, no flush: it is not an integrity sync.
+      OpenFile* of = open_file(0);
+      if (!ok || !of) return false;
+      std::vector<uint64_t> tags;
+      if (e.args[3].i & 2 /*SYNC_FILE_RANGE_WRITE*/) WriteBack(FileNamed(of->name), &tags);
+      if (e.args[3].i & 4 /*WAIT_AFTER*/) Wait(tags);
+      return !tags.empty() && (e.args[3].i & 4);
+    }
+    case CallId::sync:
+    case CallId::syncfs:
+      SyncAll();
+      return true;
+    case CallId::ftruncate:
+    case CallId::fallocate: {
+      OpenFile* of = open_file(0);
+      if (ok && of) MetadataChanged(FileNamed(of->name), 0);
+      return false;
+    }
+    case CallId::rename:
+    case CallId::renameat:
+    case CallId::renameat2: {
+      if (!ok) return false;
+      int from_idx = e.call == CallId::rename ? 0 : 1;
+      int to_idx = e.call == CallId::rename ? 1 : 3;
+      std::string from = path(from_idx), to = path(to_idx);
+      File& f = FileNamed(from);
+      MetadataChanged(f, DirBlock(from));
+      if (DirBlock(to) != DirBlock(from)) MetadataChanged(f, DirBlock(to));
+      auto it = files_.find(from);
+      File* fp = it->second;
+      files_.erase(it);
+      auto old = files_.find(to);
+      if (old != files_.end() && old->second != fp) {
+        File& victim = *old->second;
+        victim.unlinked = true;
+        dirty_bytes_ -=
+            std::min(dirty_bytes_,
+                     victim.dirty_to > victim.dirty_from ? victim.dirty_to - victim.dirty_from : 0);
+        victim.dirty_from = UINT64_MAX;
+        victim.dirty_to = 0;
+        Freed(victim, 0);
+      }
+      files_[to] = fp;
+      return false;
+    }
+    case CallId::unlink:
+    case CallId::unlinkat:
+    case CallId::rmdir: {
+      if (!ok) return false;
+      std::string name = path(e.call == CallId::unlinkat ? 1 : 0);
+      File& f = FileNamed(name);
+      dirty_bytes_ -=
+          std::min(dirty_bytes_, f.dirty_to > f.dirty_from ? f.dirty_to - f.dirty_from : 0);
+      f.dirty_from = UINT64_MAX;  // dirty pages of a removed file are dropped, never written
+      f.dirty_to = 0;
+      f.unlinked = true;
+      Freed(f, DirBlock(name));
+      files_.erase(name);
+      return false;
+    }
+    default:
+      break;
+  }
+  if (!ok) return false;
+  switch (spec.effect) {
+    case Effect::kCreate:
+    case Effect::kSetAttr:
+      for (int i = 0; i < spec.nargs; ++i)
+        if (spec.args[i].kind == trace::ArgKind::kPath && !e.args[i].null) {
+          std::string name(e.args[i].s);
+          MetadataChanged(FileNamed(name), spec.effect == Effect::kCreate ? DirBlock(name) : 0);
+        }
+      return false;
+    case Effect::kRemove:
+    case Effect::kRename:
+    case Effect::kTruncate:
+    case Effect::kLookup:
+    case Effect::kReadDir:
+    case Effect::kSeek:
+    case Effect::kClose:
+    case Effect::kFdTable:
+    case Effect::kCwd:
+    case Effect::kHint:
+    case Effect::kNotFile:
+    case Effect::kProcess:
+    case Effect::kOther:
+    case Effect::kState:
+    case Effect::kBlock:
+      return false;  // no I/O in these models (metadata reads are assumed cached)
+    default:
+      ++r_->not_modelled[std::string(spec.name)];
+      return false;
+  }
+}
+
+}  // namespace iorr::model::fs

@@ -1,0 +1,130 @@
+// What the file-system models share (model/fs_model.h): the closed-loop clock against the
+// device, files and fds as the trace names them, the page cache with its dirty thresholds and
+// expiry, data placement, and the dispatch of calls to the hooks each model implements.
+//
+// Layout, the same for every model: an area of metadata blocks (inodes, 16 to a 4 KiB block,
+// and directory blocks), a journal or log area, and file data allocated one file after the
+// other from the data area. Models differ in when data gets its blocks (ext4 and xfs: at
+// writeback; ext2 and ext3: at write), what a metadata change costs (a 4 KiB journal block, or
+// the few hundred bytes xfs logs), and when and how it reaches the disk.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "model/fs_model.h"
+#include "traces/event.h"
+
+namespace iorr::model::fs {
+
+inline constexpr uint64_t kBlock = 4096;
+inline constexpr uint64_t kSectorsPerBlock = kBlock / kSectorBytes;
+inline constexpr uint64_t kLogStart = (1ull << 30) / kSectorBytes;   // journal / log: 1 GiB in
+inline constexpr uint64_t kMetaStart = (4ull << 30) / kSectorBytes;  // inodes, directories
+inline constexpr uint64_t kDataStart = (8ull << 30) / kSectorBytes;  // file data
+inline constexpr uint64_t kMaxRequest = 512 << 10;                   // max_sectors_kb
+
+// Metadata objects are named by block number in the metadata area.
+using MetaBlock = uint64_t;
+
+struct File {
+  uint64_t sector = 0;  // where its data starts, once placed
+  bool placed = false;
+  MetaBlock inode_block = 0;
+  uint64_t dirty_from = UINT64_MAX, dirty_to = 0;  // dirty byte range in the page cache
+  int64_t dirtied_ns = -1;                         // when it became dirty (expiry), -1 clean
+  uint64_t cached_to = 0;                          // bytes from 0 in the page cache
+  uint64_t size = 0;
+  bool unlinked = false;
+};
+
+class FsBase {
+ public:
+  FsBase(DeviceModel& dev, const FsModelOptions& o) : dev_(dev), o_(o) {}
+  virtual ~FsBase() = default;
+  FsBase(const FsBase&) = delete;
+  FsBase& operator=(const FsBase&) = delete;
+
+  Status Run(const std::string& trace_path, FsModelResult* r);
+
+ protected:
+  // ---- What a model implements.
+  // A metadata change of `f` (inode: size, times, mode, links); `dir` is the directory block a
+  // namespace change touches (0 for none).
+  virtual void MetadataChanged(File& f, MetaBlock dir) = 0;
+  // A write to f; `grew`: it extended the file (a size change, not only mtime).
+  virtual void Written(File& f, bool grew) {
+    (void)grew;
+    MetadataChanged(f, 0);
+  }
+  // fsync/fdatasync of f (and O_SYNC/O_DSYNC writes, RWF_DSYNC). Returns after what the
+  // program waits for.
+  virtual void Fsync(File& f, bool datasync) = 0;
+  // sync(2) and syncfs(2).
+  virtual void SyncAll() = 0;
+  // Called after every call at the current time: periodic commits, log workers.
+  virtual void Tick() {}
+  // Data blocks of f were just allocated (placed) for `bytes`: allocation metadata changed.
+  virtual void Allocated(File& f) { (void)f; }
+  // f was removed and its last name is gone: its blocks are freed.
+  virtual void Freed(File& f, MetaBlock dir) { MetadataChanged(f, dir); }
+  // Whether data gets its blocks at write (false: delayed allocation, at writeback).
+  virtual bool AllocateAtWrite() const { return false; }
+
+  // ---- Services for the models.
+  int64_t now() const { return t_; }
+  const FsModelOptions& options() const { return o_; }
+  FsModelResult& result() { return *r_; }
+  // Issues a request now; returns its tag.
+  uint64_t Submit(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags, BlockKind kind);
+  // Issues [sector, +bytes) as requests of at most kMaxRequest.
+  void SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags, BlockKind kind,
+                   std::vector<uint64_t>* tags);
+  // The program waits until these requests are done.
+  void Wait(const std::vector<uint64_t>& tags);
+  // Writes f's dirty data (allocating it first under delayed allocation).
+  void WriteBack(File& f, std::vector<uint64_t>* tags);
+  void WriteBackAll(std::vector<uint64_t>* tags);
+  // Writes the data that has been dirty longer than the expiry (the flusher's periodic pass).
+  void WriteBackExpired();
+  uint64_t dirty_bytes() const { return dirty_bytes_; }
+  File& FileNamed(const std::string& name);
+  // The directory block a name's parent lives in.
+  MetaBlock DirBlock(const std::string& path);
+  // A fresh metadata block (allocation bitmaps and the like, per model).
+  MetaBlock inode_block_of(uint64_t inode) const { return inode / 16; }
+
+ private:
+  void Advance(int64_t t);
+  void Place(File& f, uint64_t bytes);
+  bool Apply(const trace::Event& e);
+  void Throttle();
+  void MakeDirty(File& f, uint64_t from, uint64_t to);
+
+  struct OpenFile {
+    std::string name;
+    bool sync = false;
+  };
+  DeviceModel& dev_;
+  FsModelOptions o_;
+  FsModelResult* r_ = nullptr;
+  int64_t t_ = 0;
+  int64_t next_flusher_ns_ = 0;
+  uint64_t tag_ = 0;
+  std::unordered_set<uint64_t> pending_;
+  std::deque<File> storage_;                      // stable addresses
+  std::unordered_map<std::string, File*> files_;  // by the name the trace last gave it
+  std::deque<File*> dirty_order_;                 // in the order they became dirty
+  std::unordered_map<uint64_t, OpenFile> fds_;
+  std::unordered_map<std::string, MetaBlock> dir_blocks_;
+  uint64_t next_inode_ = 0;
+  MetaBlock next_dir_block_ = 1 << 18;
+  uint64_t next_data_ = kDataStart;
+  uint64_t dirty_bytes_ = 0;
+};
+
+}  // namespace iorr::model::fs

@@ -1,0 +1,144 @@
+// See jbd.h.
+#include "model/fs/jbd.h"
+
+#include <algorithm>
+
+namespace iorr::model::fs {
+namespace {
+
+constexpr uint64_t kJournalBlocks = (128ull << 20) / kBlock;  // 128 MiB, circular
+constexpr uint64_t kTagsPerDescriptor = 250;
+constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;  // a block group, 128 MiB
+constexpr MetaBlock kGroupDescriptors = kMetaStart / kSectorsPerBlock - 1;
+constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
+
+MetaBlock BitmapOf(const File& f) { return kBitmapBase + (f.sector - kDataStart) / kGroupSectors; }
+
+}  // namespace
+
+void Jbd::Dirty(MetaBlock b) {
+  if (txn_.empty()) txn_start_ns_ = now();
+  txn_.insert(b);
+}
+
+void Jbd::MetadataChanged(File& f, MetaBlock dir) {
+  Dirty(f.inode_block);
+  if (dir) Dirty(dir);
+  file_tid_[&f] = tid_;
+  if (!delalloc_ && f.dirty_to > f.dirty_from) ordered_.insert(&f);
+}
+
+void Jbd::Allocated(File& f) {
+  Dirty(BitmapOf(f));
+  Dirty(kGroupDescriptors);
+  Dirty(f.inode_block);  // extent tree or block map in the inode
+  file_tid_[&f] = tid_;
+  if (!delalloc_) ordered_.insert(&f);
+}
+
+void Jbd::Freed(File& f, MetaBlock dir) {
+  MetadataChanged(f, dir);
+  if (f.placed) {
+    Dirty(BitmapOf(f));
+    Dirty(kGroupDescriptors);
+  }
+  ordered_.erase(&f);
+}
+
+void Jbd::Flush() {
+  std::vector<uint64_t> tags{Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)};
+  Wait(tags);
+}
+
+void Jbd::Commit(bool wait) {
+  std::vector<uint64_t> data, journal;
+  for (File* f : ordered_) WriteBack(*f, &data);
+  ordered_.clear();
+  if (wait) Wait(data);
+  uint64_t n = txn_.size();
+  uint64_t blocks = n + (n + kTagsPerDescriptor - 1) / kTagsPerDescriptor;
+  uint64_t head = journal_head_;
+  for (uint64_t i = 0; i < blocks;) {
+    uint64_t pos = head % kJournalBlocks;
+    uint64_t run = std::min(blocks - i, kJournalBlocks - pos);
+    SubmitRange(BlockOp::kWrite, kLogStart + pos * kSectorsPerBlock, run * kBlock, kSync,
+                BlockKind::kJournal, &journal);
+    head += run;
+    i += run;
+  }
+  // jbd2 waits for the journal blocks before it writes the commit block; a background commit
+  // makes nobody wait (the device keeps the order: the commit block's PREFLUSH drains it).
+  if (wait) Wait(journal);
+  std::vector<uint64_t> commit{Submit(BlockOp::kWrite,
+                                      kLogStart + (head % kJournalBlocks) * kSectorsPerBlock,
+                                      kBlock, kPreflush | kFua | kSync, BlockKind::kJournal)};
+  journal_head_ = head + 1;
+  if (wait) Wait(commit);
+  for (MetaBlock b : txn_) home_dirty_.emplace(b, now());
+  txn_.clear();
+  txn_start_ns_ = -1;
+  ++tid_;
+  ++result().commits;
+  // Checkpoint when a quarter of the journal holds transactions whose blocks are not home.
+  if (journal_head_ - checkpointed_ > kJournalBlocks / 4) WriteHome(/*wait=*/false, false);
+}
+
+void Jbd::WriteHome(bool wait, bool only_expired) {
+  std::vector<uint64_t> tags;
+  for (auto it = home_dirty_.begin(); it != home_dirty_.end();) {
+    if (only_expired && now() - it->second < options().dirty_expire_ns) {
+      ++it;
+      continue;
+    }
+    // Runs of adjacent blocks go out as one request, as the block device's writeback sends them.
+    MetaBlock first = it->first, last = first;
+    auto next = std::next(it);
+    home_dirty_.erase(it);
+    while (next != home_dirty_.end() && next->first == last + 1 &&
+           (!only_expired || now() - next->second >= options().dirty_expire_ns)) {
+      last = next->first;
+      next = home_dirty_.erase(next);
+    }
+    SubmitRange(BlockOp::kWrite, first * kSectorsPerBlock, (last - first + 1) * kBlock, 0,
+                BlockKind::kMetadata, wait ? &tags : nullptr);
+    it = next;
+  }
+  if (home_dirty_.empty()) checkpointed_ = journal_head_;
+  if (wait) Wait(tags);
+}
+
+void Jbd::Fsync(File& f, bool datasync) {
+  (void)datasync;  // ext4 commits for fdatasync too when the size or allocation changed
+  std::vector<uint64_t> tags;
+  WriteBack(f, &tags);
+  Wait(tags);
+  auto it = file_tid_.find(&f);
+  if (it != file_tid_.end() && it->second == tid_ && !txn_.empty()) {
+    Commit(/*wait=*/true);
+  } else {
+    Flush();
+  }
+}
+
+void Jbd::SyncAll() {
+  std::vector<uint64_t> tags;
+  WriteBackAll(&tags);
+  Wait(tags);
+  if (!txn_.empty()) {
+    Commit(/*wait=*/true);
+  } else {
+    Flush();
+  }
+  WriteHome(/*wait=*/true, false);  // sync(2) writes the block device's dirty pages last
+}
+
+void Jbd::Tick() {
+  if (txn_start_ns_ >= 0 && now() - txn_start_ns_ >= options().commit_interval_ns)
+    Commit(/*wait=*/false);
+  if (!home_dirty_.empty() && now() >= next_home_check_ns_) {
+    WriteHome(/*wait=*/false, /*only_expired=*/true);
+    next_home_check_ns_ = now() + options().dirty_writeback_ns;
+  }
+}
+
+}  // namespace iorr::model::fs

@@ -1,0 +1,221 @@
+// xfs, as a model (model/fs_model.h), in two generations:
+//
+// `xfs` (delayed logging, every kernel since 2.6.39): a transaction relogs its items into the
+// committed item list (CIL) in memory; an item logged again before the next checkpoint costs
+// nothing more, except directory buffers, whose dirty 128-byte regions add up. A checkpoint
+// (CIL push) formats the CIL into 32 KiB in-core log buffers (iclogs) written to the log: the
+// first with PREFLUSH, the last (commit record) with PREFLUSH|FUA; one iclog gets both. A push
+// happens on fsync of a file with logged changes (log force; fdatasync skips timestamp-only
+// changes), on sync, when the CIL passes an eighth of the log, and every 30 s (log worker).
+// fsync that needs no log force sends a lone flush (xfs_file_fsync, single device).
+//
+// `xfs-legacy` (before delayed logging): every transaction copies its items in full into the
+// current iclog at commit; an iclog is written when full, on a log force and by the 30 s worker,
+// and with barriers every iclog write is PREFLUSH|FUA (XBF_ORDERED). Unvalidated: today's
+// kernels cannot run it.
+//
+// Both: data allocated at writeback (delayed allocation), allocation logging the inode and the
+// free-space btrees; logged metadata goes home (AIL push) every 30 s and when three quarters of
+// the log is in use, never on sync. Sizes are estimates from the log formats (inode core and
+// log format 240 bytes, AG headers 128, btree and directory regions 128 to 256 per change).
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "model/fs/models.h"
+
+namespace iorr::model::fs {
+namespace {
+
+constexpr uint64_t kIclogBytes = 32 << 10;
+constexpr uint64_t kIclogHeader = 512;
+constexpr uint64_t kLogBytes = 64ull << 20;  // internal log
+constexpr uint64_t kCilLimit = kLogBytes / 8;
+constexpr uint64_t kCheckpointOverhead = 1024;  // start record, transaction header, commit record
+constexpr uint64_t kTransOverhead = 64;         // legacy: per-transaction headers
+constexpr int64_t kLogWorkerNs = 30'000'000'000;
+constexpr uint64_t kInodeLog = 240, kHeaderLog = 128, kRegionLog = 256;
+constexpr uint64_t kAgfBlock = kMetaStart / kSectorsPerBlock - 1;  // AGF, AGI sectors
+constexpr uint64_t kAgiBlock = kMetaStart / kSectorsPerBlock - 2;
+constexpr uint64_t kBtreeBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
+
+class Xfs : public FsBase {
+ public:
+  Xfs(DeviceModel& dev, const FsModelOptions& o, bool legacy) : FsBase(dev, o), legacy_(legacy) {}
+
+ protected:
+  void MetadataChanged(File& f, MetaBlock dir) override {
+    Trans t;
+    t.Inode(f);
+    if (dir) {
+      t.Buf(dir, kRegionLog, kBlock);
+      t.Buf(kAgiBlock, kHeaderLog, kSectorBytes);  // inode allocation or unlinked list
+      t.Buf(kBtreeBase, kRegionLog, kBlock);       // inobt / finobt
+    }
+    Commit(t, f, /*data_change=*/true);
+  }
+  void Written(File& f, bool grew) override {
+    Trans t;
+    t.Inode(f);
+    Commit(t, f, /*data_change=*/grew);
+  }
+  void Allocated(File& f) override {
+    Trans t;
+    t.Inode(f);
+    t.Buf(kAgfBlock, kHeaderLog, kSectorBytes);
+    t.Buf(kBtreeBase + 1, kRegionLog, kBlock);  // bnobt
+    t.Buf(kBtreeBase + 2, kRegionLog, kBlock);  // cntbt
+    Commit(t, f, true);
+  }
+  void Freed(File& f, MetaBlock dir) override {
+    MetadataChanged(f, dir);
+    if (f.placed) Allocated(f);  // the extent goes back to the free-space btrees
+  }
+  void Fsync(File& f, bool datasync) override {
+    std::vector<uint64_t> tags;
+    WriteBack(f, &tags);
+    Wait(tags);
+    auto it = logged_.find(&f);
+    bool force = it != logged_.end() && (datasync ? it->second.data_seq : it->second.seq) >= seq_;
+    if (force && ForceLog(/*wait=*/true)) return;
+    Wait({Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)});
+  }
+  void SyncAll() override {
+    std::vector<uint64_t> tags;
+    WriteBackAll(&tags);
+    Wait(tags);
+    ForceLog(/*wait=*/true);
+  }
+  void Tick() override {
+    if (now() < next_worker_ns_) return;
+    next_worker_ns_ = now() + kLogWorkerNs;
+    ForceLog(/*wait=*/false);
+    PushAil();
+  }
+
+ private:
+  struct Item {
+    uint64_t log_bytes = 0;   // what the next checkpoint logs of it
+    uint64_t home_bytes = 0;  // its size at home
+  };
+  struct Trans {
+    std::vector<std::pair<uint64_t, Item>> items;  // id (block number) and cost
+    void Inode(const File& f) { items.push_back({f.inode_block, {kInodeLog, 2 * kBlock}}); }
+    void Buf(uint64_t block, uint64_t log, uint64_t home) { items.push_back({block, {log, home}}); }
+  };
+  struct Seqs {
+    uint64_t seq = 0;       // checkpoint sequence of its last logged change
+    uint64_t data_seq = 0;  // of its last change fdatasync must force (size, allocation)
+  };
+
+  void Commit(const Trans& t, const File& f, bool data_change) {
+    Seqs& s = logged_[&f];
+    s.seq = seq_;
+    if (data_change) s.data_seq = seq_;
+    if (legacy_) {
+      uint64_t bytes = kTransOverhead;
+      for (const auto& [id, item] : t.items) {
+        bytes += item.log_bytes;
+        ail_.try_emplace(id, item.home_bytes);
+      }
+      AppendToIclog(bytes);
+      return;
+    }
+    for (const auto& [id, item] : t.items) {
+      auto [it, fresh] = cil_.try_emplace(id, item);
+      if (fresh) {
+        cil_bytes_ += item.log_bytes;
+      } else if (item.log_bytes == kRegionLog && it->second.log_bytes < item.home_bytes) {
+        it->second.log_bytes += item.log_bytes;  // more dirty regions of the same buffer
+        cil_bytes_ += item.log_bytes;
+      }
+    }
+    if (cil_bytes_ > kCilLimit) ForceLog(/*wait=*/false);
+  }
+
+  // Legacy: fills iclogs, writing each one as it fills.
+  void AppendToIclog(uint64_t bytes) {
+    while (bytes > 0) {
+      uint64_t room = kIclogBytes - kIclogHeader - iclog_fill_;
+      uint64_t n = std::min(room, bytes);
+      iclog_fill_ += n;
+      bytes -= n;
+      if (iclog_fill_ == kIclogBytes - kIclogHeader) WriteIclog(kPreflush | kFua, nullptr);
+    }
+  }
+
+  void WriteIclog(uint8_t flags, std::vector<uint64_t>* tags) {
+    uint64_t bytes = (iclog_fill_ + kIclogHeader + kBlock - 1) / kBlock * kBlock;
+    uint64_t pos = log_head_ % kLogBytes;
+    if (pos + bytes > kLogBytes) {  // the log wraps
+      log_head_ += kLogBytes - pos;
+      pos = 0;
+    }
+    uint64_t tag = Submit(BlockOp::kWrite, kLogStart + pos / kSectorBytes, bytes,
+                          static_cast<uint8_t>(flags | kSync | kMeta), BlockKind::kJournal);
+    if (tags) tags->push_back(tag);
+    log_head_ += bytes;
+    log_used_ += bytes;
+    iclog_fill_ = 0;
+    ++result().commits;
+    if (log_used_ > kLogBytes * 3 / 4) PushAil();
+  }
+
+  // Writes what is logged so far; false when there was nothing to write.
+  bool ForceLog(bool wait) {
+    std::vector<uint64_t> tags;
+    if (legacy_) {
+      if (iclog_fill_ == 0) return false;
+      WriteIclog(kPreflush | kFua, &tags);
+    } else {
+      if (cil_.empty()) return false;
+      uint64_t bytes = cil_bytes_ + kCheckpointOverhead;
+      bool first = true;
+      while (bytes > 0) {
+        uint64_t n = std::min(bytes, kIclogBytes - kIclogHeader);
+        iclog_fill_ = n;
+        bytes -= n;
+        uint8_t flags = bytes == 0 ? (kPreflush | kFua) : (first ? kPreflush : 0);
+        WriteIclog(flags, &tags);
+        first = false;
+      }
+      for (const auto& [id, item] : cil_) ail_.try_emplace(id, item.home_bytes);
+      cil_.clear();
+      cil_bytes_ = 0;
+    }
+    ++seq_;
+    if (wait) Wait(tags);
+    return true;
+  }
+
+  // Logged metadata goes home, in block order.
+  void PushAil() {
+    for (const auto& [id, home] : ail_)
+      Submit(BlockOp::kWrite, id * kSectorsPerBlock, home, 0, BlockKind::kMetadata);
+    ail_.clear();
+    log_used_ = 0;
+  }
+
+  bool legacy_;
+  uint64_t seq_ = 1;  // the current checkpoint (or, legacy, log force) sequence
+  std::unordered_map<uint64_t, Item> cil_;
+  uint64_t cil_bytes_ = 0;
+  std::map<uint64_t, uint64_t> ail_;  // block -> bytes to write home
+  std::unordered_map<const File*, Seqs> logged_;
+  uint64_t iclog_fill_ = 0;
+  uint64_t log_head_ = 0, log_used_ = 0;
+  int64_t next_worker_ns_ = kLogWorkerNs;
+};
+
+}  // namespace
+
+std::unique_ptr<FsBase> MakeXfs(DeviceModel& dev, const FsModelOptions& o) {
+  return std::make_unique<Xfs>(dev, o, /*legacy=*/false);
+}
+
+std::unique_ptr<FsBase> MakeXfsLegacy(DeviceModel& dev, const FsModelOptions& o) {
+  return std::make_unique<Xfs>(dev, o, /*legacy=*/true);
+}
+
+}  // namespace iorr::model::fs

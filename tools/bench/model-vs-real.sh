@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Model against reality, side by side (issue 5). Records workloads once (on tmpfs, so the
+# recorded durations are the programs' CPU), then for each real configuration
+#   ext4-barrier    loop-mounted ext4, barrier=1 (the default)
+#   ext4-nobarrier  loop-mounted ext4, barrier=0
+#   xfs-wb          loop-mounted xfs, loop write cache "write back" (barriers reach the device)
+#   xfs-wt          loop-mounted xfs, loop write cache "write through" (the block layer strips
+#                   PREFLUSH/FUA: barriers off)
+# replays each recording RUNS times onto a fresh file system with `iorr replay --block-trace`
+# (measured: the replay's time, and the flushes, FUA writes and bytes by kind the kernel
+# queued at block_bio_queue), and runs `iorr model` of the same recording with the matching
+# file-system model on a profile calibrated beforehand on a separate loop file system of the
+# same kind of image (never on the runs it predicts). Prints, per workload and configuration,
+# measured and predicted time with the error, flush/FUA/byte counts side by side, and the
+# barrier-on/off time ratios measured and predicted.
+#
+# Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm] [--runs N]
+#                         [--keep DIR]
+#   --subset N  entries of the Linux tarball for tar/rm (default 5000; 0 = the whole tarball)
+#   RUNS (or --runs) replays per configuration, medians reported (default 3).
+# Needs root, loop devices, tracefs, mkfs.ext4, mkfs.xfs, python3, sqlite3.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+iorr=${IORR:-$root/build/bin/iorr}
+shared=${IORR_SHARED:-$root/../shared}
+loopfs=$root/tools/loopfs.sh
+runs=${RUNS:-3}
+subset=5000
+workloads=fsync,sqlite,tar,rm
+keep=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --subset) subset=$2; shift 2 ;;
+    --workloads) workloads=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    *) echo "usage: model-vs-real.sh [--subset N] [--workloads LIST] [--runs N] [--keep DIR]" >&2; exit 2 ;;
+  esac
+done
+[[ $(id -u) -eq 0 ]] || { echo "model-vs-real: needs root (loop devices, tracefs)" >&2; exit 77; }
+[[ -x $iorr ]] || { echo "model-vs-real: $iorr is missing: build first (tools/build.sh)" >&2; exit 2; }
+
+rec=$(mktemp -d /dev/shm/iorr-mvr-rec.XXXXXX)
+work=${keep:-$(mktemp -d /var/tmp/iorr-mvr.XXXXXX)}
+mkdir -p "$work"
+mnt=$work/mnt
+cleanup() {
+  bash "$loopfs" umount "$mnt" > /dev/null 2>&1 || true
+  bash "$loopfs" umount "$work/cal" > /dev/null 2>&1 || true
+  rm -rf "$rec"
+  [[ -n $keep ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+log() { echo "model-vs-real: $*" >&2; }
+
+# ---- 1. Record the workloads (on tmpfs).
+tarball=
+if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* ]]; then
+  if [[ $subset == 0 ]]; then tarball=$(bash "$shared/workloads/linux-tar.sh")
+  else tarball=$(bash "$shared/workloads/linux-tar.sh" --subset "$subset"); fi
+fi
+IFS=, read -r -a wl <<< "$workloads"
+for w in "${wl[@]}"; do
+  mkdir -p "$rec/$w"
+  case $w in
+    fsync)  # 250 files of 16 KiB, each written and fsynced: 250 flushes with barriers
+      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- python3 -c "
+import os
+os.mkdir('d')
+for i in range(250):
+    fd = os.open('d/f%03d' % i, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b'x' * 16384); os.fsync(fd); os.close(fd)
+") ;;
+    sqlite)  # 250 small transactions, rollback journal, synchronous=FULL
+      { echo "PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
+        for i in $(seq 250); do echo "BEGIN; INSERT INTO t(v) VALUES ('row $i $(printf '%0200d' "$i")'); COMMIT;"; done
+      } > "$rec/sqlite.sql"
+      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c 'sqlite3 db.sqlite < ../sqlite.sql') ;;
+    tar)
+      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c "tar xf '$tarball' && sync") ;;
+    rm)
+      if [[ ! -d $rec/tar ]]; then mkdir -p "$rec/tar"; (cd "$rec/tar" && tar xf "$tarball"); fi
+      (cd "$rec/tar" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c 'rm -rf -- * && sync') ;;
+    *) echo "model-vs-real: unknown workload $w" >&2; exit 2 ;;
+  esac
+  log "recorded $w: $("$iorr" stats --json "$work/$w.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2) events"
+done
+rm -rf "$rec"
+
+# ---- 2. Calibrate the device under the loop file systems, on a file system of its own.
+bash "$loopfs" mount ext4 "$work/cal" --size 2G > /dev/null
+log "calibrating (on a separate loop-mounted ext4) ..."
+"$iorr" calibrate "$work/cal" -o "$work/disk.json" --name loop-on-this-machine --seconds 12 > /dev/null
+bash "$loopfs" umount "$work/cal"
+
+# ---- 3. Real runs with block traces, and the model's predictions.
+configs=(ext4-barrier ext4-nobarrier xfs-wb xfs-wt)
+: > "$work/results.jsonl"
+for w in "${wl[@]}"; do
+  for c in "${configs[@]}"; do
+    case $c in
+      ext4-barrier) fs=ext4 args=(--opts barrier=1) barrier=on ;;
+      ext4-nobarrier) fs=ext4 args=(--opts barrier=0) barrier=off ;;
+      xfs-wb) fs=xfs args=(--write-cache back) barrier=on ;;
+      xfs-wt) fs=xfs args=(--write-cache through) barrier=off ;;
+    esac
+    for i in $(seq "$runs"); do
+      bash "$loopfs" mount "$fs" "$mnt" --size 2G "${args[@]}" > /dev/null
+      "$iorr" replay "$work/$w.iorr" --root "$mnt" --block-trace "$work/bt.iorr" --json \
+        > "$work/rep.json" 2> "$work/rep.err" || { log "replay of $w on $c failed: $(tail -1 "$work/rep.err")"; }
+      bash "$loopfs" umount "$mnt"
+      "$iorr" model "$work/bt.iorr" --disk "$work/disk.json" --cache on --barrier on --json > "$work/cap.json"
+      python3 - "$w" "$c" "$work/rep.json" "$work/cap.json" >> "$work/results.jsonl" << 'PY'
+import json, sys
+w, c, rep, cap = sys.argv[1:]
+r = json.load(open(rep)); k = json.load(open(cap))["captured"]
+print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": r["replay_seconds"],
+                  "mismatches": r.get("mismatches"), "flushes": k["flushes"], "fua": k["fua_writes"],
+                  "bytes": k["bytes_written"]}))
+PY
+    done
+    "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
+      --json > "$work/model.json"
+    python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
+import json, sys
+w, c, path = sys.argv[1:]
+row = json.load(open(path))["rows"][0]
+print(json.dumps({"kind": "model", "workload": w, "config": c, "seconds": row["elapsed_s"],
+                  "flushes": row["asked_flushes"] if row["barrier"] == "on" else row["flushes"],
+                  "fua": row["asked_fua"] if row["barrier"] == "on" else row["fua_writes"],
+                  "bytes": row["bytes_written"]}))
+PY
+    log "$w on $c done"
+  done
+done
+
+# ---- 4. The table.
+python3 - "$work/results.jsonl" "$runs" << 'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+runs = int(sys.argv[2])
+def err(p, m):
+    return "   n/a" if m == 0 else f"{100 * (p - m) / m:+6.0f}%"
+real, model = {}, {}
+for r in rows:
+    key = (r["workload"], r["config"])
+    if r["kind"] == "real":
+        real.setdefault(key, []).append(r)
+    else:
+        model[key] = r
+print(f"{'workload':8} {'config':15} {'real s':>8} {'model s':>8} {'err':>7}  {'flushes r/m':>13} {'fua r/m':>11} "
+      f"{'data MB r/m':>13} {'journal MB r/m':>15} {'meta MB r/m':>13}")
+ratio = {}
+for key in sorted(real, key=lambda k: (k[0], k[1])):
+    rs, m = real[key], model[key]
+    med = lambda f: statistics.median(f(x) for x in rs)
+    s = med(lambda x: x["seconds"])
+    ratio.setdefault(key[0], {})[key[1]] = (s, m["seconds"])
+    mb = lambda d, k: d["bytes"][k] / 1e6
+    print(f"{key[0]:8} {key[1]:15} {s:8.3f} {m['seconds']:8.3f} {err(m['seconds'], s):>7}  "
+          f"{med(lambda x: x['flushes']):>6.0f}/{m['flushes']:<6} {med(lambda x: x['fua']):>5.0f}/{m['fua']:<5} "
+          f"{med(lambda x: mb(x, 'data')):>6.1f}/{mb(m, 'data'):<6.1f} {med(lambda x: mb(x, 'journal')):>7.1f}/{mb(m, 'journal'):<7.1f} "
+          f"{med(lambda x: mb(x, 'metadata')):>6.1f}/{mb(m, 'metadata'):<6.1f}")
+    bad = [x["mismatches"] for x in rs if x["mismatches"]]
+    if bad: print(f"  warning: replay mismatches {bad}")
+print(f"\nbarrier on / off time ratio (real = median of {runs} replays; target: predicted within 25% of measured)")
+for w, cs in sorted(ratio.items()):
+    for on, off in (("ext4-barrier", "ext4-nobarrier"), ("xfs-wb", "xfs-wt")):
+        if on in cs and off in cs:
+            rr = cs[on][0] / cs[off][0]; mr = cs[on][1] / cs[off][1]
+            print(f"  {w:8} {on.split('-')[0]:5} real {rr:6.2f}  model {mr:6.2f}  {err(mr, rr)}")
+PY

@@ -54,22 +54,20 @@ void FsBase::Advance(int64_t t) {
   while (dev_.NextEventNs() <= t) {
     dev_.Step();
     Completion c;
-    while (dev_.PopCompletion(&c)) pending_.erase(c.tag);
+    while (dev_.PopCompletion(&c)) {
+      pending_.erase(c.tag);
+      waiting_.erase(c.tag);
+    }
   }
   t_ = std::max(t_, t);
 }
 
 void FsBase::Wait(const std::vector<uint64_t>& tags) {
-  for (;;) {
-    bool all = true;
-    for (uint64_t tag : tags)
-      if (pending_.count(tag)) {
-        all = false;
-        break;
-      }
-    if (all || dev_.NextEventNs() == kNever) break;
-    Advance(dev_.NextEventNs());
-  }
+  waiting_.clear();
+  for (uint64_t tag : tags)
+    if (pending_.count(tag)) waiting_.insert(tag);
+  while (!waiting_.empty() && dev_.NextEventNs() != kNever) Advance(dev_.NextEventNs());
+  waiting_.clear();
 }
 
 uint64_t FsBase::Submit(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags,

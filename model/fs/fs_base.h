@@ -116,6 +116,7 @@ class FsBase {
   int64_t next_flusher_ns_ = 0;
   uint64_t tag_ = 0;
   std::unordered_set<uint64_t> pending_;
+  std::unordered_set<uint64_t> waiting_;  // of pending_, those Wait waits for
   std::deque<File> storage_;                      // stable addresses
   std::unordered_map<std::string, File*> files_;  // by the name the trace last gave it
   std::deque<File*> dirty_order_;                 // in the order they became dirty

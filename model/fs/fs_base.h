@@ -40,6 +40,9 @@ struct File {
   uint64_t cached_to = 0;                          // bytes from 0 in the page cache
   uint64_t size = 0;
   bool unlinked = false;
+  // For the models: the journal transaction or log checkpoint that last changed the file, and
+  // the last one that changed what fdatasync must force (size, allocation).
+  uint64_t seq = 0, data_seq = 0;
 };
 
 class FsBase {
@@ -116,7 +119,7 @@ class FsBase {
   int64_t next_flusher_ns_ = 0;
   uint64_t tag_ = 0;
   std::unordered_set<uint64_t> pending_;
-  std::unordered_set<uint64_t> waiting_;  // of pending_, those Wait waits for
+  std::unordered_set<uint64_t> waiting_;          // of pending_, those Wait waits for
   std::deque<File> storage_;                      // stable addresses
   std::unordered_map<std::string, File*> files_;  // by the name the trace last gave it
   std::deque<File*> dirty_order_;                 // in the order they became dirty

@@ -24,7 +24,7 @@ void Jbd::Dirty(MetaBlock b) {
 void Jbd::MetadataChanged(File& f, MetaBlock dir) {
   Dirty(f.inode_block);
   if (dir) Dirty(dir);
-  file_tid_[&f] = tid_;
+  f.seq = tid_;
   if (!delalloc_ && f.dirty_to > f.dirty_from) ordered_.insert(&f);
 }
 
@@ -32,7 +32,7 @@ void Jbd::Allocated(File& f) {
   Dirty(BitmapOf(f));
   Dirty(kGroupDescriptors);
   Dirty(f.inode_block);  // extent tree or block map in the inode
-  file_tid_[&f] = tid_;
+  f.seq = tid_;
   if (!delalloc_) ordered_.insert(&f);
 }
 
@@ -112,8 +112,7 @@ void Jbd::Fsync(File& f, bool datasync) {
   std::vector<uint64_t> tags;
   WriteBack(f, &tags);
   Wait(tags);
-  auto it = file_tid_.find(&f);
-  if (it != file_tid_.end() && it->second == tid_ && !txn_.empty()) {
+  if (f.seq == tid_ && !txn_.empty()) {
     Commit(/*wait=*/true);
   } else {
     Flush();

@@ -45,12 +45,11 @@ class Jbd : public FsBase {
   uint64_t tid_ = 1;  // the running transaction
   int64_t txn_start_ns_ = -1;
   std::unordered_set<MetaBlock> txn_;
-  std::unordered_set<File*> ordered_;                   // files with data ordered before commit
-  std::unordered_map<const File*, uint64_t> file_tid_;  // last transaction that changed a file
-  std::map<MetaBlock, int64_t> home_dirty_;             // committed, not yet home: since when
-  uint64_t journal_head_ = 0;                           // blocks written, ever
-  uint64_t checkpointed_ = 0;                           // journal blocks freed by checkpoints
-  int64_t next_home_check_ns_ = 0;                      // the flusher's next pass
+  std::unordered_set<File*> ordered_;        // files with data ordered before commit
+  std::map<MetaBlock, int64_t> home_dirty_;  // committed, not yet home: since when
+  uint64_t journal_head_ = 0;                // blocks written, ever
+  uint64_t checkpointed_ = 0;                // journal blocks freed by checkpoints
+  int64_t next_home_check_ns_ = 0;           // the flusher's next pass
 };
 
 }  // namespace iorr::model::fs

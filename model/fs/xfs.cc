@@ -76,8 +76,7 @@ class Xfs : public FsBase {
     std::vector<uint64_t> tags;
     WriteBack(f, &tags);
     Wait(tags);
-    auto it = logged_.find(&f);
-    bool force = it != logged_.end() && (datasync ? it->second.data_seq : it->second.seq) >= seq_;
+    bool force = (datasync ? f.data_seq : f.seq) >= seq_;
     if (force && ForceLog(/*wait=*/true)) return;
     Wait({Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)});
   }
@@ -104,15 +103,10 @@ class Xfs : public FsBase {
     void Inode(const File& f) { items.push_back({f.inode_block, {kInodeLog, 2 * kBlock}}); }
     void Buf(uint64_t block, uint64_t log, uint64_t home) { items.push_back({block, {log, home}}); }
   };
-  struct Seqs {
-    uint64_t seq = 0;       // checkpoint sequence of its last logged change
-    uint64_t data_seq = 0;  // of its last change fdatasync must force (size, allocation)
-  };
 
-  void Commit(const Trans& t, const File& f, bool data_change) {
-    Seqs& s = logged_[&f];
-    s.seq = seq_;
-    if (data_change) s.data_seq = seq_;
+  void Commit(const Trans& t, File& f, bool data_change) {
+    f.seq = seq_;
+    if (data_change) f.data_seq = seq_;
     if (legacy_) {
       uint64_t bytes = kTransOverhead;
       for (const auto& [id, item] : t.items) {
@@ -202,7 +196,6 @@ class Xfs : public FsBase {
   std::unordered_map<uint64_t, Item> cil_;
   uint64_t cil_bytes_ = 0;
   std::map<uint64_t, uint64_t> ail_;  // block -> bytes to write home
-  std::unordered_map<const File*, Seqs> logged_;
   uint64_t iclog_fill_ = 0;
   uint64_t log_head_ = 0, log_used_ = 0;
   int64_t next_worker_ns_ = kLogWorkerNs;

@@ -6,6 +6,7 @@
 # Usage: model_cli_test.sh IORR_BIN
 set -uo pipefail
 iorr=$1
+src=$(cd "$(dirname "$0")/../.." && pwd)
 lib=$(dirname "$iorr")/../lib/libiorr-preload.so
 [[ -f $lib ]] || { echo "SKIP: $lib is missing"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: python3 is missing"; exit 77; }
@@ -52,6 +53,19 @@ if "$iorr" model t.iorr --fs reiserfs > /dev/null 2> fs.err; then fail "an unkno
 elif [[ $(wc -l < fs.err) -eq 1 ]] && grep -q "known: ext4" fs.err; then ok "unknown model refused: $(cat fs.err)"
 else fail "unknown model: $(cat fs.err)"; fi
 "$iorr" model t.iorr --disk hdd-7200 > m.txt 2>&1 && grep -q unvalidated m.txt && ok "text table" || fail "text table: $(cat m.txt)"
+# A validation file beside a profile marks the matching rows, and only those, validated.
+cp "$src/model/profiles/ssd-sata.json" mine.json
+echo '{"profile": "x", "rows": [{"fs": "ext4", "cache": "on", "barrier": "off", "time_error": -0.12, "flush_error": 0.0}]}' > mine.validation.json
+"$iorr" model t.iorr --disk "$PWD/mine.json" --cache on --json > v.json 2> v.err || fail "validation: $(cat v.err)"
+python3 - v.json << 'PY' && ok "a validation file marks its rows validated with their errors" || fail "validation: $(head -c 600 v.json)"
+import json, sys
+rows = {r["barrier"]: r for r in json.load(open(sys.argv[1]))["rows"]}
+assert rows["off"]["validated"] is True and abs(rows["off"]["time_error"] + 0.12) < 1e-9, rows["off"]
+assert rows["on"]["validated"] is False, rows["on"]
+PY
+echo '{"rows": 3}' > mine.validation.json
+if "$iorr" model t.iorr --disk "$PWD/mine.json" > /dev/null 2> v.err; then fail "a bad validation file was accepted"
+else ok "bad validation file refused: $(cat v.err)"; fi
 echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
 elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"

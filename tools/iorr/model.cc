@@ -16,6 +16,7 @@
 #include "tools/iorr/cli.h"
 #include "traces/block.h"
 #include "traces/json.h"
+#include "traces/jsonl.h"
 #include "traces/reader.h"
 
 #ifndef IORR_PROFILE_DIR
@@ -51,7 +52,68 @@ struct Row {
   uint64_t commits = 0;
   uint64_t asked_flushes = 0, asked_fua = 0;  // as the file system asked (call traces)
   model::DeviceStats d;
+  // Set when a validation file (see LoadValidation) has this fs x cache x barrier on this
+  // profile: the largest errors tools/bench/model-vs-real.sh measured, as fractions.
+  bool validated = false;
+  double time_error = 0, flush_error = 0;
 };
+
+// What tools/bench/model-vs-real.sh measured for a profile, kept beside it as
+// NAME.validation.json: {"profile": NAME, "command": ..., "rows": [{"fs": "ext4", "cache":
+// "on", "barrier": "on", "time_error": -0.12, "flush_error": 0.03, ...}]}. Rows of the model
+// output that match get "validated" with those errors; a profile without the file (every
+// shipped one: nobody here has the hardware) stays "unvalidated".
+void ApplyValidation(const std::string& profile_path, std::vector<Row>* rows) {
+  std::string path = profile_path;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    path.resize(path.size() - 5);
+  path += ".validation.json";
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return;
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  trace::json::Parser p;
+  if (!p.Parse(text) || p.value(0).type != trace::json::Type::kObject)
+    throw Error(path + ": not a validation file: " + p.error());
+  auto member = [&](uint32_t obj, std::string_view key) -> const trace::json::Value* {
+    const auto& o = p.value(obj);
+    for (uint32_t i = o.size ? o.first : 0, k = 0; k < o.size; ++k, i = p.value(i).next)
+      if (p.value(i).key == key) return &p.value(i);
+    return nullptr;
+  };
+  auto number = [](const trace::json::Value* v) {
+    if (!v) return 0.0;
+    if (v->type == trace::json::Type::kInt) return static_cast<double>(v->i);
+    if (v->type == trace::json::Type::kNumber)
+      return std::strtod(std::string(v->s).c_str(), nullptr);
+    return 0.0;
+  };
+  const trace::json::Value* list = member(0, "rows");
+  if (!list || list->type != trace::json::Type::kArray) throw Error(path + ": \"rows\": missing");
+  for (uint32_t i = list->size ? list->first : 0, k = 0; k < list->size; ++k, i = p.value(i).next) {
+    const auto* fs = member(i, "fs");
+    const auto* cache = member(i, "cache");
+    const auto* barrier = member(i, "barrier");
+    if (!fs || !cache || !barrier) throw Error(path + ": a row without fs, cache or barrier");
+    for (Row& r : *rows)
+      if (r.fs == fs->s && r.cache == cache->s && r.barrier == barrier->s) {
+        r.validated = true;
+        r.time_error = number(member(i, "time_error"));
+        r.flush_error = number(member(i, "flush_error"));
+      }
+  }
+}
+
+std::string Checked(const Row& r) {
+  if (!r.validated) return "unvalidated";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "validated (time %+.0f%%, flushes %+.0f%%)", 100 * r.time_error,
+                100 * r.flush_error);
+  return buf;
+}
 
 void AppendRowJson(std::string& out, const Row& r) {
   char buf[768];
@@ -71,7 +133,7 @@ void AppendRowJson(std::string& out, const Row& r) {
       buf, sizeof buf,
       "\"flushes\":%llu,\"fua_writes\":%llu,\"flushes_stripped\":%llu,\"fua_stripped\":%llu,"
       "\"bytes_written\":{\"data\":%llu,\"journal\":%llu,\"metadata\":%llu},"
-      "\"bytes_read\":%llu,\"device_busy_s\":%.6f,\"validated\":false}",
+      "\"bytes_read\":%llu,\"device_busy_s\":%.6f,",
       (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
       (unsigned long long)d.flushes_stripped, (unsigned long long)d.fua_stripped,
       (unsigned long long)d.bytes_written_by_kind[0],
@@ -79,6 +141,13 @@ void AppendRowJson(std::string& out, const Row& r) {
       (unsigned long long)d.bytes_written_by_kind[2], (unsigned long long)d.bytes_read,
       d.busy_ns / 1e9);
   out += buf;
+  if (r.validated) {
+    std::snprintf(buf, sizeof buf, "\"validated\":true,\"time_error\":%.4f,\"flush_error\":%.4f}",
+                  r.time_error, r.flush_error);
+    out += buf;
+  } else {
+    out += "\"validated\":false}";
+  }
 }
 
 void AppendRowText(std::string& out, const Row& r) {
@@ -91,7 +160,7 @@ void AppendRowText(std::string& out, const Row& r) {
                 r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9, wait,
                 (unsigned long long)d.flushes, (unsigned long long)d.fua_writes,
                 d.bytes_written_by_kind[0] / 1e6, d.bytes_written_by_kind[1] / 1e6,
-                d.bytes_written_by_kind[2] / 1e6, d.busy_ns / 1e9, "unvalidated");
+                d.bytes_written_by_kind[2] / 1e6, d.busy_ns / 1e9, Checked(r).c_str());
   out += buf;
 }
 
@@ -183,6 +252,7 @@ int Run(const Options& o) {
         rows.push_back(row);
       }
 
+  ApplyValidation(ProfilePath(o.disk), &rows);
   std::string out;
   if (o.csv) {
     out =
@@ -190,13 +260,14 @@ int Run(const Options& o) {
         "metadata_bytes,device_busy_s,validated\n";
     char buf[512];
     for (const Row& r : rows) {
-      std::snprintf(buf, sizeof buf, "%s,%s,%s,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%.6f,false\n",
+      std::snprintf(buf, sizeof buf, "%s,%s,%s,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%.6f,%s\n",
                     r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9,
                     r.io_wait_ns >= 0 ? std::to_string(r.io_wait_ns / 1e9).c_str() : "",
                     (unsigned long long)r.d.flushes, (unsigned long long)r.d.fua_writes,
                     (unsigned long long)r.d.bytes_written_by_kind[0],
                     (unsigned long long)r.d.bytes_written_by_kind[1],
-                    (unsigned long long)r.d.bytes_written_by_kind[2], r.d.busy_ns / 1e9);
+                    (unsigned long long)r.d.bytes_written_by_kind[2], r.d.busy_ns / 1e9,
+                    r.validated ? "true" : "false");
       out += buf;
     }
   } else if (o.json) {
@@ -241,7 +312,10 @@ int Run(const Options& o) {
     for (const Row& r : rows) AppendRowText(out, r);
     out += "disk " + profile->name + " (" + std::string(o.disk) + "); ";
     out += stream ? "block stream replayed open loop at its recorded times; " : "";
-    out += "models unvalidated: not yet compared with a real run\n";
+    bool any = false;
+    for (const Row& r : rows) any = any || r.validated;
+    out += any ? "validated rows: errors measured by tools/bench/model-vs-real.sh on this profile\n"
+               : "models unvalidated on this profile: not compared with a real run\n";
     if (!not_modelled.empty()) {
       std::string list;
       for (const auto& [name, n] : not_modelled) list += " " + name + "=" + std::to_string(n);

@@ -1104,10 +1104,26 @@ Result<Report> Run(const Options& o) {
       }
     }
   }
+  // The timed part begins: hooks (block tracing) around it, the end also on error paths.
+  struct TimedHooks {
+    const Options& o;
+    bool started = false;
+    void End() {
+      if (started && o.on_timed_end) o.on_timed_end();
+      started = false;
+    }
+    ~TimedHooks() { End(); }
+  } hooks{o};
+  if (o.on_timed_start) {
+    if (Status s = o.on_timed_start(); !s.ok()) return s;
+  }
+  hooks.started = true;
   if (several_threads) {
     int64_t begin = MonoNs();
-    if (Status s = ReplayConcurrent(o, engine, **opened, &report); !s.ok()) return s;
+    Status s = ReplayConcurrent(o, engine, **opened, &report);
     report.replay_seconds = static_cast<double>(MonoNs() - begin) / 1e9;
+    hooks.End();
+    if (!s.ok()) return s;
     report.integrity_warning = (*opened)->IntegrityWarning();
     return report;
   }
@@ -1159,8 +1175,10 @@ Result<Report> Run(const Options& o) {
       tc->replayed_end = MonoNs();
     }
   }
+  int64_t end = MonoNs();
+  hooks.End();
   if (!m.status().ok()) return m.status();
-  report.replay_seconds = static_cast<double>(MonoNs() - start) / 1e9;
+  report.replay_seconds = static_cast<double>(end - start) / 1e9;
   report.integrity_warning = (*opened)->IntegrityWarning();
   return report;
 }

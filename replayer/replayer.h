@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ struct Options {
   // Each recorded thread in its own thread; a call waits only for earlier calls of other
   // threads on the same resources. false: one thread, recorded start order.
   bool per_thread = true;
+  // Called just before the timed part (after prepare, its syncfs and the cache drop) and just
+  // after its last call returned (also when it failed); an error from on_timed_start stops the
+  // replay with that error. `iorr replay --block-trace` starts and stops its capture here.
+  std::function<Status()> on_timed_start;
+  std::function<void()> on_timed_end;
 };
 
 struct CallStats {

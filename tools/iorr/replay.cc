@@ -1,12 +1,19 @@
 // `iorr replay TRACE --root DIR`: reissues a recorded workload under DIR, which it never leaves,
 // after creating the files and directories the trace expects to find; compares every result
 // with the recorded one and reports mismatches, skips and latencies. Exit 1 on mismatches.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <string>
 
+#include "replayer/blocktrace.h"
 #include "replayer/replayer.h"
 #include "tools/iorr/cli.h"
 #include "traces/json.h"
@@ -21,6 +28,7 @@ struct Options {
   std::string cache = "cold";
   std::string threads = "per-thread";
   std::string report;
+  std::string block_trace;
   bool json = false;
 };
 
@@ -31,7 +39,8 @@ int64_t Percentile(std::vector<int64_t>& v, double q) {
   return v[i];
 }
 
-std::string ReportJson(replay::Report& rep) {
+// extra: more members for the top-level object, each with a leading comma.
+std::string ReportJson(replay::Report& rep, const std::string& extra) {
   std::string out = "{";
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -79,7 +88,33 @@ std::string ReportJson(replay::Report& rep) {
                   (long long)Percentile(rep.issue_error_ns, 1.0));
     out += buf;
   }
+  out += extra;
   out += "}\n";
+  return out;
+}
+
+// ,"block_trace":{...} for the JSON report.
+std::string BlockTraceJson(const std::string& file, const replay::BlockDevice& dev,
+                           const replay::BlockTraceSummary& s) {
+  std::string out = ",\"block_trace\":{\"file\":";
+  AppendJsonString(out, file);
+  out += ",\"device\":";
+  AppendJsonString(out, dev.path);
+  out += ",\"fs\":";
+  AppendJsonString(out, dev.fs);
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                ",\"seconds\":%.6f,\"events\":%llu,\"queued\":%llu,\"issued\":%llu,"
+                "\"completed\":%llu,\"preflush\":%llu,\"fua\":%llu,\"empty_flushes\":%llu,"
+                "\"queued_write_bytes\":%llu,\"queued_read_bytes\":%llu,"
+                "\"completion_errors\":%llu,\"lost\":%llu,\"unparsed\":%llu}",
+                s.seconds, (unsigned long long)s.events, (unsigned long long)s.queued,
+                (unsigned long long)s.issued, (unsigned long long)s.completed,
+                (unsigned long long)s.preflush, (unsigned long long)s.fua,
+                (unsigned long long)s.empty_flushes, (unsigned long long)s.queued_write_bytes,
+                (unsigned long long)s.queued_read_bytes, (unsigned long long)s.completion_errors,
+                (unsigned long long)s.lost, (unsigned long long)s.unparsed);
+  out += buf;
   return out;
 }
 
@@ -121,16 +156,80 @@ int Run(Options& o) {
   o.r.per_thread = o.threads == "per-thread";
   if (o.r.speed <= 0) throw Error("--speed must be positive");
   o.r.progress = isatty(2) == 1;
+
+  // --block-trace: everything that can fail is checked before the replay starts.
+  std::optional<replay::BlockDevice> device;
+  replay::BlockTracer tracer;
+  std::optional<Result<replay::BlockTraceSummary>> summary;
+  bool created_output = false;
+  struct RemoveOutput {  // a block trace left half-made or empty by a failure
+    const std::string& path;
+    bool& armed;
+    ~RemoveOutput() {
+      if (armed) ::unlink(path.c_str());
+    }
+  } remove_output{o.block_trace, created_output};
+  if (!o.block_trace.empty()) {
+    auto found = replay::FindBlockDevice(o.r.root);
+    if (!found.ok()) throw Error("--block-trace: " + found.status().message());
+    device = *found;
+    if (Status s = tracer.Open(*device); !s.ok()) throw Error("--block-trace: " + s.message());
+    int fd = ::open(o.block_trace.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      created_output = true;
+    } else if (errno == EEXIST) {
+      fd = ::open(o.block_trace.c_str(), O_WRONLY | O_CLOEXEC);
+    }
+    if (fd < 0)
+      throw Error("--block-trace: cannot create " + o.block_trace + ": " + std::strerror(errno));
+    ::close(fd);
+    o.r.on_timed_start = [&tracer] { return tracer.Start(); };
+    o.r.on_timed_end = [&tracer, &summary] { summary = tracer.Stop(); };
+  }
+
   auto rep = replay::Run(o.r);
   if (!rep.ok()) throw Error(rep.status().message());
+  std::string extra;
+  if (device) {
+    if (!summary) throw Error("--block-trace: the capture did not run");
+    if (!summary->ok()) throw Error("--block-trace: " + summary->status().message());
+    const replay::BlockTraceSummary& s = **summary;
+    auto absolute = [](const std::string& p) {
+      char real[PATH_MAX];
+      return realpath(p.c_str(), real) ? std::string(real) : p;
+    };
+    if (Status w = tracer.WriteTrace(
+            o.block_trace, s,
+            {{"replay.trace", absolute(o.r.trace)}, {"replay.root", absolute(o.r.root)}});
+        !w.ok())
+      throw Error("--block-trace: " + w.message());
+    created_output = false;
+    extra = BlockTraceJson(o.block_trace, *device, s);
+    std::fprintf(stderr,
+                 "block trace: %s events on %s (%s) in %.3f s: %s queued, %s issued, %s completed; "
+                 "%s PREFLUSH and %s FUA bios queued (%s empty flushes); %s lost -> %s\n",
+                 Thousands(s.events).c_str(), device->path.c_str(), device->fs.c_str(), s.seconds,
+                 Thousands(s.queued).c_str(), Thousands(s.issued).c_str(),
+                 Thousands(s.completed).c_str(), Thousands(s.preflush).c_str(),
+                 Thousands(s.fua).c_str(), Thousands(s.empty_flushes).c_str(),
+                 Thousands(s.lost).c_str(), o.block_trace.c_str());
+    if (s.lost > 0)
+      std::fprintf(stderr,
+                   "iorr: warning: the kernel lost %s block events (buffer full): the block trace "
+                   "has gaps\n",
+                   Thousands(s.lost).c_str());
+    if (s.unparsed > 0)
+      std::fprintf(stderr, "iorr: warning: %s tracefs lines not understood, the first: %s\n",
+                   Thousands(s.unparsed).c_str(), s.first_unparsed.c_str());
+  }
   if (o.json)
-    std::fputs(ReportJson(*rep).c_str(), stdout);
+    std::fputs(ReportJson(*rep, extra).c_str(), stdout);
   else
     PrintText(*rep);
   if (!o.report.empty()) {
     std::FILE* f = std::fopen(o.report.c_str(), "w");
     if (f == nullptr) throw Error("cannot write " + o.report);
-    std::fputs(ReportJson(*rep).c_str(), f);
+    std::fputs(ReportJson(*rep, extra).c_str(), f);
     std::fclose(f);
   }
   if (!rep->integrity_warning.empty())
@@ -171,6 +270,12 @@ void RegisterReplay(CLI::App& app, Action* action) {
       ->capture_default_str();
   sub->add_option("--only", o->r.only, "Replay only paths under this recorded prefix (repeatable)");
   sub->add_option("--report", o->report, "Also write the report as JSON to this file");
+  sub->add_option("--block-trace", o->block_trace,
+                  "Capture the block requests on the block device under --root while the timed\n"
+                  "part runs (after prepare and the cache drop, until the last call returns) and\n"
+                  "write them to this file as a trace of `block` events: bios as queued\n"
+                  "(PREFLUSH/FUA as the file system asked), requests issued and completed.\n"
+                  "Needs root and tracefs; --root must be on a block device (not tmpfs)");
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

@@ -3,12 +3,14 @@
 # tests, the benchmarks and the demo (issue 4, "Real file systems").
 #
 #   loopfs.sh mount FS DIR [--size 512M] [--image PATH] [--opts MOUNT_OPTIONS]
-#                          [--write-cache back|through] [--direct-io on|off]
+#                          [--write-cache back|through] [--direct-io on|off] [--fill]
 #       FS is ext4, xfs, btrfs, ext2 or ext3. Makes a sparse image (default
 #       $IORR_LOOPFS_DIR/FS-XXXXXX.img, IORR_LOOPFS_DIR defaulting to /var/tmp/iorr-loopfs),
 #       attaches a loop device, runs a quiet forced mkfs on it, mounts it on DIR (created if
 #       missing) with -o MOUNT_OPTIONS (barrier=0, data=journal, commit=N, ...) and sets the
-#       device's queue/write_cache. Prints one line "DEV IMAGE" on stdout, e.g.
+#       device's queue/write_cache. --fill writes every block of the image first (and keeps
+#       mkfs from discarding), so that it is not sparse: the loop device then behaves like a
+#       disk whose blocks exist (see "Choices" below). Prints one line "DEV IMAGE" on stdout, e.g.
 #       "/dev/loop3 /var/tmp/iorr-loopfs/ext4-h3K9aq.img"; nothing else goes to stdout.
 #   loopfs.sh umount DIR
 #       syncfs, unmount, detach the loop device, delete the image and DIR (each only if this
@@ -41,6 +43,10 @@
 #   unaffected. queue/rotational is copied from that device, and the I/O scheduler is
 #   "none" (loop only forwards requests to the backing file; the real disk's scheduler is
 #   the one that counts).
+# - Sparse or filled image: writes into holes of a sparse image allocate blocks of the backing
+#   file, so the first fsync after them commits the host file system's journal; a flush of
+#   the loop device then costs far more than the backing disk's own flush. --fill avoids it
+#   (tools/bench/model-vs-real.sh uses it, and calibrates on a filled image too).
 # - queue/write_cache: "write back" (the loop default) means the device claims a volatile
 #   cache: PREFLUSH/FUA from the file system reach loop, which implements a flush as an
 #   fsync of the image. Loop has no FUA (queue/fua is 0), so the block layer turns a FUA
@@ -57,7 +63,7 @@ set -o pipefail
 
 BASE=${IORR_LOOPFS_DIR:-/var/tmp/iorr-loopfs}
 STATE_DIR=$BASE/state
-USAGE="usage: loopfs.sh mount FS DIR [--size 512M] [--image PATH] [--opts OPTS] [--write-cache back|through] [--direct-io on|off] | umount DIR | list"
+USAGE="usage: loopfs.sh mount FS DIR [--size 512M] [--image PATH] [--opts OPTS] [--write-cache back|through] [--direct-io on|off] [--fill] | umount DIR | list"
 
 die() { echo "loopfs: $*" >&2; exit 1; }
 bad() { echo "loopfs: $*" >&2; exit 2; }
@@ -174,7 +180,7 @@ cmd_mount() {
   [ $# -ge 2 ] || bad "mount needs FS and DIR; $USAGE"
   fs=$1 dir=$2
   shift 2
-  local size=512M image='' wc=back dio=on
+  local size=512M image='' wc=back dio=on fill=0
   opts=''
   while [ $# -gt 0 ]; do
     case $1 in
@@ -190,6 +196,7 @@ cmd_mount() {
       --opts=*) opts=${1#*=}; shift ;;
       --write-cache=*) wc=${1#*=}; shift ;;
       --direct-io=*) dio=${1#*=}; shift ;;
+      --fill) fill=1; shift ;;
       *) bad "unknown argument '$1'; $USAGE" ;;
     esac
   done
@@ -268,6 +275,14 @@ cmd_mount() {
   M_IMAGE_ID=$(file_id "$image")
   write_state || die "cannot write $M_STATE"
   truncate -s "$bytes" -- "$image" 2>"$M_TMP" || die "cannot size image $image: $(first_error "$M_TMP")"
+  if [ "$fill" = 1 ]; then
+    # Every block of the image written (and mkfs told not to discard, which would punch holes
+    # back): the loop device's writes then land on allocated blocks of the backing file, so a
+    # flush costs the backing disk's flush, not a journal commit of the host file system.
+    dd if=/dev/zero of="$image" bs=4M count=$(( (bytes + 4194303) / 4194304 )) conv=notrunc \
+      oflag=direct status=none 2>"$M_TMP" || die "cannot fill image $image: $(first_error "$M_TMP")"
+    truncate -s "$bytes" -- "$image" && sync -- "$image" || die "cannot sync image $image"
+  fi
 
   # The loop device.
   local sys sector=512 rot=
@@ -310,11 +325,15 @@ cmd_mount() {
   # mkfs, quiet and forced; its chatter never reaches stdout. ext*: the inode tables and
   # journal are initialised now rather than by a background thread after mount, which would
   # otherwise write into the first minutes of every measurement and block trace.
-  local mk=("$mkfs")
+  local mk=("$mkfs") nodiscard=
+  [ "$fill" = 1 ] && nodiscard=,nodiscard
   case $fs in
-    ext2|ext3|ext4) mk+=(-q -F -E "lazy_itable_init=0,lazy_journal_init=0") ;;
+    ext2|ext3|ext4) mk+=(-q -F -E "lazy_itable_init=0,lazy_journal_init=0$nodiscard") ;;
     xfs|btrfs) mk+=(-q -f) ;;
   esac
+  if [ "$fill" = 1 ]; then
+    case $fs in xfs|btrfs) mk+=(-K) ;; esac
+  fi
   "${mk[@]}" "$M_DEV" >"$M_TMP" 2>&1 || die "$mkfs failed on $M_DEV ($size): $(first_error "$M_TMP")"
 
   # mount.

@@ -26,7 +26,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
     ++r->events;
-    int64_t gap = first ? 0 : std::max<int64_t>(0, e.start_ns - prev_end);
+    int64_t gap = first || !o_.think ? 0 : std::max<int64_t>(0, e.start_ns - prev_end);
     first = false;
     prev_end = std::max(prev_end, e.end_ns);
     Advance(t_ + gap);
@@ -126,27 +126,45 @@ void FsBase::Place(File& f, uint64_t bytes) {
 }
 
 void FsBase::MakeDirty(File& f, uint64_t from, uint64_t to) {
-  if (f.dirty_to <= f.dirty_from) {
+  from = from / kBlock * kBlock;
+  to = (to + kBlock - 1) / kBlock * kBlock;
+  if (!f.is_dirty()) {
     f.dirtied_ns = t_;
     dirty_order_.push_back(&f);
-    f.dirty_from = from;
-    f.dirty_to = to;
-  } else {
-    f.dirty_from = std::min(f.dirty_from, from);
-    f.dirty_to = std::max(f.dirty_to, to);
   }
+  // Merge [from, to) into the sorted ranges (files have a handful at most).
+  auto& d = f.dirty;
+  auto it = std::lower_bound(d.begin(), d.end(), from,
+                             [](const auto& r, uint64_t v) { return r.second < v; });
+  uint64_t lo = from, hi = to, removed = 0;
+  auto first = it;
+  while (it != d.end() && it->first <= hi) {
+    lo = std::min(lo, it->first);
+    hi = std::max(hi, it->second);
+    removed += it->second - it->first;
+    ++it;
+  }
+  it = d.erase(first, it);
+  d.insert(it, {lo, hi});
+  uint64_t added = (hi - lo) - removed;
+  f.dirty_bytes += added;
+  dirty_bytes_ += added;
+}
+
+void FsBase::DropDirty(File& f) {
+  dirty_bytes_ -= std::min(dirty_bytes_, f.dirty_bytes);
+  f.dirty.clear();
+  f.dirty_bytes = 0;
+  f.dirtied_ns = -1;
 }
 
 void FsBase::WriteBack(File& f, std::vector<uint64_t>* tags) {
-  if (f.dirty_to <= f.dirty_from) return;
-  Place(f, f.dirty_to);
-  uint64_t from = f.dirty_from / kBlock * kBlock;
-  uint64_t to = (f.dirty_to + kBlock - 1) / kBlock * kBlock;
-  SubmitRange(BlockOp::kWrite, f.sector + from / kSectorBytes, to - from, 0, BlockKind::kData,
-              tags);
-  dirty_bytes_ -= std::min(dirty_bytes_, f.dirty_to - f.dirty_from);
-  f.dirty_from = UINT64_MAX;
-  f.dirty_to = 0;
+  if (!f.is_dirty()) return;
+  Place(f, f.dirty_end());
+  for (const auto& [from, to] : f.dirty)
+    SubmitRange(BlockOp::kWrite, f.sector + from / kSectorBytes, to - from, 0, BlockKind::kData,
+                tags);
+  DropDirty(f);
   f.dirtied_ns = -1;
 }
 
@@ -208,10 +226,7 @@ bool FsBase::Apply(const Event& e) {
       if ((flags & O_CREAT) && !existed) {
         MetadataChanged(f, DirBlock(name));
       } else if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && f.size > 0) {
-        dirty_bytes_ -=
-            std::min(dirty_bytes_, f.dirty_to > f.dirty_from ? f.dirty_to - f.dirty_from : 0);
-        f.dirty_from = UINT64_MAX;
-        f.dirty_to = 0;
+        DropDirty(f);
         f.size = 0;
         Freed(f, 0);
       }
@@ -236,7 +251,6 @@ bool FsBase::Apply(const Event& e) {
       MakeDirty(f, off, end);
       f.size = std::max(f.size, end);
       f.cached_to = std::max(f.cached_to, end);
-      dirty_bytes_ += static_cast<uint64_t>(e.ret);
       if (AllocateAtWrite() && grows) {
         if (!f.placed)
           Place(f, end);
@@ -317,11 +331,7 @@ bool FsBase::Apply(const Event& e) {
       if (old != files_.end() && old->second != fp) {
         File& victim = *old->second;
         victim.unlinked = true;
-        dirty_bytes_ -=
-            std::min(dirty_bytes_,
-                     victim.dirty_to > victim.dirty_from ? victim.dirty_to - victim.dirty_from : 0);
-        victim.dirty_from = UINT64_MAX;
-        victim.dirty_to = 0;
+        DropDirty(victim);
         Freed(victim, 0);
       }
       files_[to] = fp;
@@ -333,10 +343,7 @@ bool FsBase::Apply(const Event& e) {
       if (!ok) return false;
       std::string name = path(e.call == CallId::unlinkat ? 1 : 0);
       File& f = FileNamed(name);
-      dirty_bytes_ -=
-          std::min(dirty_bytes_, f.dirty_to > f.dirty_from ? f.dirty_to - f.dirty_from : 0);
-      f.dirty_from = UINT64_MAX;  // dirty pages of a removed file are dropped, never written
-      f.dirty_to = 0;
+      DropDirty(f);  // dirty pages of a removed file are dropped, never written
       f.unlinked = true;
       Freed(f, DirBlock(name));
       files_.erase(name);

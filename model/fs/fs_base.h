@@ -35,9 +35,13 @@ struct File {
   uint64_t sector = 0;  // where its data starts, once placed
   bool placed = false;
   MetaBlock inode_block = 0;
-  uint64_t dirty_from = UINT64_MAX, dirty_to = 0;  // dirty byte range in the page cache
-  int64_t dirtied_ns = -1;                         // when it became dirty (expiry), -1 clean
-  uint64_t cached_to = 0;                          // bytes from 0 in the page cache
+  // Dirty pages in the page cache: disjoint, sorted [from, to) byte ranges, block-aligned.
+  std::vector<std::pair<uint64_t, uint64_t>> dirty;
+  uint64_t dirty_bytes = 0;  // their total
+  bool is_dirty() const { return !dirty.empty(); }
+  uint64_t dirty_end() const { return dirty.empty() ? 0 : dirty.back().second; }
+  int64_t dirtied_ns = -1;  // when it became dirty (expiry), -1 clean
+  uint64_t cached_to = 0;   // bytes from 0 in the page cache
   uint64_t size = 0;
   bool unlinked = false;
   // For the models: the journal transaction or log checkpoint that last changed the file, and
@@ -107,6 +111,7 @@ class FsBase {
   bool Apply(const trace::Event& e);
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
+  void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
 
   struct OpenFile {
     std::string name;

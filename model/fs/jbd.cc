@@ -11,6 +11,8 @@ constexpr uint64_t kTagsPerDescriptor = 250;
 constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;  // a block group, 128 MiB
 constexpr MetaBlock kGroupDescriptors = kMetaStart / kSectorsPerBlock - 1;
 constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
+constexpr MetaBlock kInodeBitmap = kMetaStart / kSectorsPerBlock - 2;
+constexpr MetaBlock kDirInodeOffset = 1ull << 21;  // a directory block -> its inode's block
 
 MetaBlock BitmapOf(const File& f) { return kBitmapBase + (f.sector - kDataStart) / kGroupSectors; }
 
@@ -23,9 +25,26 @@ void Jbd::Dirty(MetaBlock b) {
 
 void Jbd::MetadataChanged(File& f, MetaBlock dir) {
   Dirty(f.inode_block);
-  if (dir) Dirty(dir);
+  if (dir) {
+    // A name added or removed: the directory block, the directory's own inode (size, times)
+    // and the inode bitmap with its group descriptor (an inode allocated or freed).
+    Dirty(dir);
+    Dirty(dir + kDirInodeOffset);
+    Dirty(kInodeBitmap);
+    Dirty(kGroupDescriptors);
+  }
   f.seq = tid_;
-  if (!delalloc_ && f.dirty_to > f.dirty_from) ordered_.insert(&f);
+  f.data_seq = tid_;
+  if (!delalloc_ && f.is_dirty()) ordered_.insert(&f);
+}
+
+// A write: the inode's size or times. fdatasync only commits for a size change (ext4's
+// i_datasync_tid), fsync for either.
+void Jbd::Written(File& f, bool grew) {
+  Dirty(f.inode_block);
+  f.seq = tid_;
+  if (grew) f.data_seq = tid_;
+  if (!delalloc_ && f.is_dirty()) ordered_.insert(&f);
 }
 
 void Jbd::Allocated(File& f) {
@@ -33,6 +52,7 @@ void Jbd::Allocated(File& f) {
   Dirty(kGroupDescriptors);
   Dirty(f.inode_block);  // extent tree or block map in the inode
   f.seq = tid_;
+  f.data_seq = tid_;
   if (!delalloc_) ordered_.insert(&f);
 }
 
@@ -108,11 +128,10 @@ void Jbd::WriteHome(bool wait, bool only_expired) {
 }
 
 void Jbd::Fsync(File& f, bool datasync) {
-  (void)datasync;  // ext4 commits for fdatasync too when the size or allocation changed
   std::vector<uint64_t> tags;
   WriteBack(f, &tags);
   Wait(tags);
-  if (f.seq == tid_ && !txn_.empty()) {
+  if ((datasync ? f.data_seq : f.seq) == tid_ && !txn_.empty()) {
     Commit(/*wait=*/true);
   } else {
     Flush();

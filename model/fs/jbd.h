@@ -28,6 +28,7 @@ class Jbd : public FsBase {
 
  protected:
   void MetadataChanged(File& f, MetaBlock dir) override;
+  void Written(File& f, bool grew) override;
   void Allocated(File& f) override;
   void Freed(File& f, MetaBlock dir) override;
   void Fsync(File& f, bool datasync) override;

@@ -14,12 +14,19 @@
 # measured and predicted time with the error, flush/FUA/byte counts side by side, and the
 # barrier-on/off time ratios measured and predicted.
 #
+# The loop images are filled (tools/loopfs.sh --fill), so the loop device is a disk whose blocks
+# exist; the model runs with --timing afap, as the replays do. The calibrated profile and the
+# errors measured go to OUT (default /var/tmp/iorr-model-vs-real): disk.json and
+# disk.validation.json, which `iorr model --disk OUT/disk.json` reads to mark its rows
+# validated with these errors.
+#
 # Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm] [--runs N]
-#                         [--keep DIR]
+#                         [--keep DIR] [--out DIR]
 #   --subset N  entries of the Linux tarball for tar/rm (default 5000; 0 = the whole tarball)
 #   RUNS (or --runs) replays per configuration, medians reported (default 3).
 # Needs root, loop devices, tracefs, mkfs.ext4, mkfs.xfs, python3, sqlite3.
 set -euo pipefail
+all_args="$*"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}
 shared=${IORR_SHARED:-$root/../shared}
@@ -28,12 +35,15 @@ runs=${RUNS:-3}
 subset=5000
 workloads=fsync,sqlite,tar,rm
 keep=
+out=${IORR_MVR_OUT:-/var/tmp/iorr-model-vs-real}
+size=1G
 while [[ $# -gt 0 ]]; do
   case $1 in
     --subset) subset=$2; shift 2 ;;
     --workloads) workloads=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
     *) echo "usage: model-vs-real.sh [--subset N] [--workloads LIST] [--runs N] [--keep DIR]" >&2; exit 2 ;;
   esac
 done
@@ -88,7 +98,7 @@ done
 rm -rf "$rec"
 
 # ---- 2. Calibrate the device under the loop file systems, on a file system of its own.
-bash "$loopfs" mount ext4 "$work/cal" --size 2G > /dev/null
+bash "$loopfs" mount ext4 "$work/cal" --size "$size" --fill > /dev/null
 log "calibrating (on a separate loop-mounted ext4) ..."
 "$iorr" calibrate "$work/cal" -o "$work/disk.json" --name loop-on-this-machine --seconds 12 > /dev/null
 bash "$loopfs" umount "$work/cal"
@@ -105,7 +115,7 @@ for w in "${wl[@]}"; do
       xfs-wt) fs=xfs args=(--write-cache through) barrier=off ;;
     esac
     for i in $(seq "$runs"); do
-      bash "$loopfs" mount "$fs" "$mnt" --size 2G "${args[@]}" > /dev/null
+      bash "$loopfs" mount "$fs" "$mnt" --size "$size" --fill "${args[@]}" > /dev/null
       "$iorr" replay "$work/$w.iorr" --root "$mnt" --block-trace "$work/bt.iorr" --json \
         > "$work/rep.json" 2> "$work/rep.err" || { log "replay of $w on $c failed: $(tail -1 "$work/rep.err")"; }
       bash "$loopfs" umount "$mnt"
@@ -120,7 +130,7 @@ print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": r["repl
 PY
     done
     "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
-      --json > "$work/model.json"
+      --timing afap --json > "$work/model.json"
     python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
 import json, sys
 w, c, path = sys.argv[1:]
@@ -135,10 +145,14 @@ PY
 done
 
 # ---- 4. The table.
-python3 - "$work/results.jsonl" "$runs" << 'PY'
+mkdir -p "$out"
+cp "$work/disk.json" "$out/disk.json"
+cp "$work/results.jsonl" "$out/results.jsonl"
+python3 - "$work/results.jsonl" "$runs" "$out/disk.validation.json" "$all_args" << 'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 runs = int(sys.argv[2])
+validation_path, args = sys.argv[3], sys.argv[4]
 def err(p, m):
     return "   n/a" if m == 0 else f"{100 * (p - m) / m:+6.0f}%"
 real, model = {}, {}
@@ -169,4 +183,28 @@ for w, cs in sorted(ratio.items()):
         if on in cs and off in cs:
             rr = cs[on][0] / cs[off][0]; mr = cs[on][1] / cs[off][1]
             print(f"  {w:8} {on.split('-')[0]:5} real {rr:6.2f}  model {mr:6.2f}  {err(mr, rr)}")
+
+# The validation file: per model row (fs x cache x barrier), the largest time error and flush
+# count error over the workloads (signed, as fractions of the measured figure).
+which = {"ext4-barrier": ("ext4", "on", "on"), "ext4-nobarrier": ("ext4", "on", "off"),
+         "xfs-wb": ("xfs", "on", "on"), "xfs-wt": ("xfs", "on", "off")}
+vrows = []
+for config, (fs, cache, barrier) in which.items():
+    te, fe, ws = 0.0, 0.0, []
+    for (w, c), rs in real.items():
+        if c != config: continue
+        m = model[(w, c)]
+        s = statistics.median(x["seconds"] for x in rs)
+        f = statistics.median(x["flushes"] for x in rs)
+        t_err = (m["seconds"] - s) / s if s else 0.0
+        f_err = (m["flushes"] - f) / f if f else (0.0 if m["flushes"] == 0 else 1.0)
+        te = t_err if abs(t_err) > abs(te) else te
+        fe = f_err if abs(f_err) > abs(fe) else fe
+        ws.append(w)
+    if ws:
+        vrows.append({"fs": fs, "cache": cache, "barrier": barrier, "time_error": round(te, 4),
+                      "flush_error": round(fe, 4), "workloads": ws})
+json.dump({"profile": "loop-on-this-machine", "command": "tools/bench/model-vs-real.sh " + args,
+           "runs": runs, "rows": vrows}, open(validation_path, "w"), indent=1)
+print(f"\nwrote {validation_path}: iorr model --disk {validation_path.replace('.validation.json', '.json')} marks these rows validated")
 PY

@@ -35,6 +35,7 @@ struct Options {
   uint64_t mem = 0;
   double dirty_ratio = 0, dirty_background_ratio = 0;
   bool json = false;
+  std::string timing = "program";
   bool csv = false;
 };
 
@@ -223,6 +224,7 @@ int Run(const Options& o) {
                                   ? o.dirty_background_ratio
                                   : num(trace::key::kDirtyBackgroundRatio, 10);
 
+  fo.think = o.timing == "program";
   std::vector<Row> rows;
   std::map<std::string, uint64_t> not_modelled;
   for (const std::string& fs : fss)
@@ -353,6 +355,11 @@ void RegisterModel(CLI::App& app, Action* action) {
   sub->add_option("--barrier", o->barrier, "Barrier settings to model")
       ->delimiter(',')
       ->check(CLI::IsMember({"on", "off"}));
+  sub->add_option("--timing", o->timing,
+                  "program: the program's own time between calls counts (what the program would\n"
+                  "take); afap: it does not, as `iorr replay --timing afap` replays")
+      ->check(CLI::IsMember({"program", "afap"}))
+      ->capture_default_str();
   sub->add_option("--mem", o->mem, "Memory in bytes (default: the trace header's)");
   sub->add_option("--dirty-ratio", o->dirty_ratio, "vm.dirty_ratio (default: the header's)");
   sub->add_option("--dirty-background-ratio", o->dirty_background_ratio,

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,29 @@ void RegisterRecord(CLI::App& app, Action* action);
 // `import` has one sub-subcommand per source format; `import` is the parent CLI::App.
 void RegisterImportStrace(CLI::App& import, Action* action);
 void RegisterImportJsonl(CLI::App& import, Action* action);
+void RegisterImportBlkparse(CLI::App& import, Action* action);
+// `export` likewise, one per target format; `export jsonl` is dump --json (dump.cc).
+void RegisterExportJsonl(CLI::App& exp, Action* action);
+void RegisterExportBlkparse(CLI::App& exp, Action* action);
+void RegisterExportFio(CLI::App& exp, Action* action);
+
+// Where an export writes: stdout for "" or "-", else PATH.tmp, renamed to PATH by Commit(), so
+// a failed export (destroyed without Commit) never leaves a complete-looking file behind.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);  // throws Error
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  // Writes buf and clears it; throws Error.
+  void Write(std::string& buf);
+  // Flushes, closes and renames; throws Error.
+  void Commit();
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+};
 
 // Progress on stderr for work longer than a second, only when stderr is a terminal.
 class Progress {

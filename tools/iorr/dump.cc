@@ -1,5 +1,6 @@
 // `iorr dump TRACE`: every event of a trace in time order, as strace-shaped text or (--json)
 // as JSON lines that `iorr import jsonl` reads back. Output is built in large blocks.
+// `iorr export jsonl TRACE [-o FILE]` is the same code as dump --json, with an output file.
 #include <sys/stat.h>
 
 #include <charconv>
@@ -18,6 +19,7 @@ namespace {
 
 struct Options {
   std::string trace;
+  std::string output;  // "" or "-": stdout
   bool json = false;
   bool salvage = false;
   uint64_t limit = UINT64_MAX;
@@ -89,12 +91,6 @@ void AppendHeaderText(std::string& out, const trace::Header& h) {
   }
 }
 
-void Flush(std::string& out) {
-  if (!out.empty() && std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
-    throw Error("cannot write the output");
-  out.clear();
-}
-
 int Run(const Options& o) {
   auto opened = trace::TraceReader::Open(o.trace, {o.salvage});
   if (!opened.ok()) throw Error(opened.status().message());
@@ -104,6 +100,7 @@ int Run(const Options& o) {
       o.trace != "-" && ::stat(o.trace.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   int decimals = Decimals(r.time_unit_ns());
 
+  OutputFile file(o.output);
   std::string out;
   out.reserve(kFlushBytes + (64 << 10));
   if (o.json) {
@@ -125,12 +122,12 @@ int Run(const Options& o) {
     } else {
       AppendEventText(out, e, decimals);
     }
-    if (out.size() >= kFlushBytes) Flush(out);
+    if (out.size() >= kFlushBytes) file.Write(out);
     progress.Update(r.info().bytes);
   }
   progress.Done();
   if (!merged.status().ok()) {
-    Flush(out);
+    file.Write(out);
     std::fflush(stdout);
     throw Error(o.trace + ": " + merged.status().message());
   }
@@ -144,8 +141,8 @@ int Run(const Options& o) {
       out.push_back('\n');
     }
   }
-  Flush(out);
-  if (std::fflush(stdout) != 0) throw Error("cannot write the output");
+  file.Write(out);
+  file.Commit();
   if (n < o.limit) {  // read to the end: what the reader found out about the file is complete
     std::string warning = r.IntegrityWarning();
     if (!warning.empty())
@@ -170,6 +167,22 @@ void RegisterDump(CLI::App& app, Action* action) {
   sub->add_flag("--json", o->json, "JSON lines instead of text");
   sub->add_flag("--salvage", o->salvage, "Skip damaged chunks instead of failing");
   sub->add_option("--limit", o->limit, "Print at most N events")->type_name("N");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+void RegisterExportJsonl(CLI::App& exp, Action* action) {
+  auto o = std::make_shared<Options>();
+  o->json = true;
+  CLI::App* sub = exp.add_subcommand(
+      "jsonl",
+      "Write a trace as JSON lines: the same output as `iorr dump --json` (a header line,\n"
+      "one object per event in time order, then the notes), which `iorr import jsonl`\n"
+      "turns back into the same trace.");
+  sub->add_option("trace", o->trace, "Trace file (- for stdin)")->required();
+  sub->add_option("-o,--output", o->output,
+                  "File to write (default: stdout); written as FILE.tmp and renamed when complete")
+      ->type_name("FILE");
+  sub->add_flag("--salvage", o->salvage, "Skip damaged chunks instead of failing");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

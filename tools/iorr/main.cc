@@ -2,7 +2,9 @@
 // one line on stderr and the exit code of DESIGN.md.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "tools/iorr/cli.h"
@@ -41,6 +43,48 @@ std::string Thousands(uint64_t v) {
   return s;
 }
 
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  if (path.empty() || path == "-") {
+    file_ = stdout;
+    return;
+  }
+  tmp_ = path + ".tmp";
+  file_ = std::fopen(tmp_.c_str(), "we");
+  if (!file_) throw Error("cannot create " + tmp_ + ": " + std::strerror(errno));
+}
+
+OutputFile::~OutputFile() {
+  if (file_ && file_ != stdout) {
+    std::fclose(file_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void OutputFile::Write(std::string& buf) {
+  if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), file_) != buf.size())
+    throw Error("cannot write " + (tmp_.empty() ? std::string("the output") : tmp_) + ": " +
+                std::strerror(errno));
+  buf.clear();
+}
+
+void OutputFile::Commit() {
+  if (file_ == stdout) {
+    if (std::fflush(stdout) != 0) throw Error("cannot write the output");
+    return;
+  }
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0) {
+    ::unlink(tmp_.c_str());
+    throw Error("cannot write " + tmp_ + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp_.c_str());
+    throw Error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(err));
+  }
+}
+
 }  // namespace iorr::cli
 
 int main(int argc, char** argv) {
@@ -61,10 +105,18 @@ int main(int argc, char** argv) {
   RegisterRecord(app, &action);
   const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(
-      "import", "Make a trace from another tool's output (strace logs, JSON lines).");
+      "import",
+      "Make a trace from another tool's output (strace logs, JSON lines, blkparse text).");
   import->require_subcommand(1);
   RegisterImportStrace(*import, &action);
   RegisterImportJsonl(*import, &action);
+  RegisterImportBlkparse(*import, &action);
+  CLI::App* exp = app.add_subcommand(
+      "export", "Write a trace in another tool's format (JSON lines, blkparse text, fio iolog).");
+  exp->require_subcommand(1);
+  RegisterExportJsonl(*exp, &action);
+  RegisterExportBlkparse(*exp, &action);
+  RegisterExportFio(*exp, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

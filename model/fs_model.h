@@ -35,6 +35,9 @@ struct FsModelOptions {
   // false: drop the program's time between calls, as `iorr replay --timing afap` does (to
   // compare with such a replay); the calls' own recorded durations still count.
   bool think = true;
+  // Non-empty: only calls on paths under these recorded prefixes (and on fds opened there)
+  // count, as `iorr replay --only` replays them; everything else costs no time either.
+  std::vector<std::string> only;
 };
 
 struct FsModelResult {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "traces/reader.h"
 
@@ -13,10 +14,119 @@ using trace::CallId;
 using trace::Effect;
 using trace::Event;
 
+namespace {
+
+// "/a/./b//c/../d" -> "/a/b/d"; lexical, as the model cannot follow symlinks.
+std::string Normalize(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    std::string_view c = path.substr(i, j - i);
+    if (c == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!c.empty() && c != ".") {
+      parts.push_back(c);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (std::string_view c : parts) {
+    out += '/';
+    out += c;
+  }
+  return out.empty() ? "/" : out;
+}
+
+bool Under(const std::string& path, const std::string& prefix) {
+  if (prefix == "/") return true;
+  return path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+         (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
+}  // namespace
+
+std::string FsBase::Resolve(const Event& e, int idx) {
+  if (e.args[idx].null) return {};
+  std::string_view p = e.args[idx].s;
+  if (!p.empty() && p[0] == '/') return Normalize(p);
+  std::string base;
+  const trace::CallSpec& spec = e.spec();
+  int64_t dirfd = AT_FDCWD;
+  if (idx > 0 && spec.args[idx - 1].kind == trace::ArgKind::kDirFd) dirfd = e.args[idx - 1].i;
+  if (dirfd != AT_FDCWD) {
+    auto it = fds_.find((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
+                        static_cast<uint32_t>(dirfd));
+    if (it != fds_.end()) base = it->second.name;
+  }
+  if (base.empty()) {
+    auto it = cwd_.find(e.pid);
+    base = it != cwd_.end() ? it->second : initial_cwd_;
+  }
+  if (p.empty()) return base;  // AT_EMPTY_PATH: the dirfd itself
+  base += '/';
+  base += p;
+  return Normalize(base);
+}
+
+void FsBase::Bookkeep(const Event& e) {
+  if (e.failed()) return;
+  if (e.call == CallId::chdir) {
+    cwd_[e.pid] = Resolve(e, 0);
+  } else if (e.call == CallId::fchdir) {
+    auto it = fds_.find((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
+                        static_cast<uint32_t>(e.args[0].i));
+    if (it != fds_.end()) cwd_[e.pid] = it->second.name;
+  } else if (e.spec().effect == Effect::kProcess && e.spec().ret == trace::Ret::kPid && e.ret > 0) {
+    // fork, vfork, clone: the child starts with the parent's cwd and (for a new process) fds.
+    int32_t child = static_cast<int32_t>(e.ret);
+    auto it = cwd_.find(e.pid);
+    cwd_[child] = it != cwd_.end() ? it->second : initial_cwd_;
+    uint64_t from = static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32;
+    std::vector<std::pair<uint64_t, OpenFile>> inherited;
+    for (const auto& [key, of] : fds_)
+      if ((key >> 32) == (from >> 32))
+        inherited.push_back(
+            {(static_cast<uint64_t>(static_cast<uint32_t>(child)) << 32) | (key & 0xffffffffu),
+             of});
+    for (auto& [key, of] : inherited) fds_[key] = std::move(of);
+  }
+}
+
+bool FsBase::Keep(const Event& e) {
+  const trace::CallSpec& spec = e.spec();
+  bool any_path = false;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (spec.args[i].kind == trace::ArgKind::kPath) {
+      any_path = true;
+      std::string p = Resolve(e, i);
+      for (const std::string& prefix : o_.only)
+        if (Under(p, prefix)) return true;
+    }
+  if (any_path) return false;
+  if (e.call == CallId::sync) return true;
+  if (spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd)
+    return fds_.count((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
+                      static_cast<uint32_t>(e.args[0].i)) != 0;
+  return false;
+}
+
+void FsBase::AddEntry(MetaBlock dir, int delta) {
+  uint64_t& n = dir_entries_[dir];
+  if (delta < 0 && n == 0) return;
+  n = static_cast<uint64_t>(static_cast<int64_t>(n) + delta);
+}
+
 Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   r_ = r;
   auto opened = trace::TraceReader::Open(trace_path);
   if (!opened.ok()) return opened.status();
+  std::string_view cwd = (*opened)->header().Get("cwd");
+  if (!cwd.empty() && cwd[0] == '/') initial_cwd_ = std::string(cwd);
+  std::vector<std::string> only;
+  for (const std::string& p : o_.only) only.push_back(Normalize(p));
+  o_.only = only;
   trace::MergedReader m(opened->get());
   Event e;
   bool first = true;
@@ -25,6 +135,8 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
+    Bookkeep(e);
+    if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
     int64_t gap = first || !o_.think ? 0 : std::max<int64_t>(0, e.start_ns - prev_end);
     first = false;
@@ -112,6 +224,7 @@ MetaBlock FsBase::DirBlock(const std::string& path) {
   if (it != dir_blocks_.end()) return it->second;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
   dir_blocks_[dir] = b;
+  FileNamed(dir.empty() ? "/" : dir).is_dir = true;
   return b;
 }
 
@@ -223,7 +336,9 @@ bool FsBase::Apply(const Event& e) {
       bool existed = files_.count(name) != 0;
       File& f = FileNamed(name);
       f.unlinked = false;
+      if (flags & O_DIRECTORY) f.is_dir = true;
       if ((flags & O_CREAT) && !existed) {
+        AddEntry(DirBlock(name), 1);
         MetadataChanged(f, DirBlock(name));
       } else if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && f.size > 0) {
         DropDirty(f);
@@ -323,7 +438,11 @@ bool FsBase::Apply(const Event& e) {
       std::string from = path(from_idx), to = path(to_idx);
       File& f = FileNamed(from);
       MetadataChanged(f, DirBlock(from));
-      if (DirBlock(to) != DirBlock(from)) MetadataChanged(f, DirBlock(to));
+      if (DirBlock(to) != DirBlock(from)) {
+        AddEntry(DirBlock(from), -1);
+        AddEntry(DirBlock(to), 1);
+        MetadataChanged(f, DirBlock(to));
+      }
       auto it = files_.find(from);
       File* fp = it->second;
       files_.erase(it);
@@ -345,6 +464,7 @@ bool FsBase::Apply(const Event& e) {
       File& f = FileNamed(name);
       DropDirty(f);  // dirty pages of a removed file are dropped, never written
       f.unlinked = true;
+      AddEntry(DirBlock(name), -1);
       Freed(f, DirBlock(name));
       files_.erase(name);
       return false;
@@ -355,13 +475,25 @@ bool FsBase::Apply(const Event& e) {
   if (!ok) return false;
   switch (spec.effect) {
     case Effect::kCreate:
-    case Effect::kSetAttr:
+    case Effect::kSetAttr: {
+      int last_path = -1;
+      for (int i = 0; i < spec.nargs; ++i)
+        if (spec.args[i].kind == trace::ArgKind::kPath) last_path = i;
       for (int i = 0; i < spec.nargs; ++i)
         if (spec.args[i].kind == trace::ArgKind::kPath && !e.args[i].null) {
-          std::string name(e.args[i].s);
-          MetadataChanged(FileNamed(name), spec.effect == Effect::kCreate ? DirBlock(name) : 0);
+          // Create calls (mkdir, mknod, link, symlink) name what they make last.
+          bool made = spec.effect == Effect::kCreate && i == last_path;
+          if (spec.effect == Effect::kCreate && !made) continue;  // link's and symlink's source
+          std::string name = Resolve(e, i);
+          File& f = FileNamed(name);
+          if (made) {
+            if (e.call == CallId::mkdir || e.call == CallId::mkdirat) f.is_dir = true;
+            AddEntry(DirBlock(name), 1);
+          }
+          MetadataChanged(f, made ? DirBlock(name) : 0);
         }
       return false;
+    }
     case Effect::kRemove:
     case Effect::kRename:
     case Effect::kTruncate:

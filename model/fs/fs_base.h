@@ -47,6 +47,7 @@ struct File {
   // For the models: the journal transaction or log checkpoint that last changed the file, and
   // the last one that changed what fdatasync must force (size, allocation).
   uint64_t seq = 0, data_seq = 0;
+  bool is_dir = false;  // made by mkdir, opened with O_DIRECTORY, or a parent of a name
 };
 
 class FsBase {
@@ -100,8 +101,13 @@ class FsBase {
   void WriteBackExpired();
   uint64_t dirty_bytes() const { return dirty_bytes_; }
   File& FileNamed(const std::string& name);
-  // The directory block a name's parent lives in.
+  // The directory block a name's parent lives in (its parent marked a directory).
   MetaBlock DirBlock(const std::string& path);
+  // Names in the directory whose block is `dir`, as far as the trace showed them created.
+  uint64_t DirEntries(MetaBlock dir) const {
+    auto it = dir_entries_.find(dir);
+    return it == dir_entries_.end() ? 0 : it->second;
+  }
   // A fresh metadata block (allocation bitmaps and the like, per model).
   MetaBlock inode_block_of(uint64_t inode) const { return inode / 16; }
 
@@ -109,6 +115,14 @@ class FsBase {
   void Advance(int64_t t);
   void Place(File& f, uint64_t bytes);
   bool Apply(const trace::Event& e);
+  // Process bookkeeping every event gets, kept or not: cwd, fork's inherited fds and cwd.
+  void Bookkeep(const trace::Event& e);
+  // Whether the event counts under options().only.
+  bool Keep(const trace::Event& e);
+  // The absolute, lexically normalized path of argument idx (relative to its dirfd or the
+  // process's cwd).
+  std::string Resolve(const trace::Event& e, int idx);
+  void AddEntry(MetaBlock dir, int delta);
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
@@ -130,6 +144,9 @@ class FsBase {
   std::deque<File*> dirty_order_;                 // in the order they became dirty
   std::unordered_map<uint64_t, OpenFile> fds_;
   std::unordered_map<std::string, MetaBlock> dir_blocks_;
+  std::unordered_map<MetaBlock, uint64_t> dir_entries_;
+  std::unordered_map<int32_t, std::string> cwd_;  // by pid
+  std::string initial_cwd_ = "/";
   uint64_t next_inode_ = 0;
   MetaBlock next_dir_block_ = 1 << 18;
   uint64_t next_data_ = kDataStart;

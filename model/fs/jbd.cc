@@ -131,6 +131,12 @@ void Jbd::Fsync(File& f, bool datasync) {
   std::vector<uint64_t> tags;
   WriteBack(f, &tags);
   Wait(tags);
+  if (f.is_dir) {
+    // ext4_sync_file on a directory forces a commit of the running transaction, if there is
+    // one; with nothing to commit it sends nothing, not even a flush.
+    if (!txn_.empty()) Commit(/*wait=*/true);
+    return;
+  }
   if ((datasync ? f.data_seq : f.seq) == tid_ && !txn_.empty()) {
     Commit(/*wait=*/true);
   } else {

@@ -95,7 +95,7 @@ for i in range(250):
   esac
   log "recorded $w: $("$iorr" stats --json "$work/$w.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2) events"
 done
-rm -rf "$rec"
+rm -rf "$rec"/*  # the recorded prefix: replays and the model count only what happened under it
 
 # ---- 2. Calibrate the device under the loop file systems, on a file system of its own.
 bash "$loopfs" mount ext4 "$work/cal" --size "$size" --fill > /dev/null
@@ -116,7 +116,7 @@ for w in "${wl[@]}"; do
     esac
     for i in $(seq "$runs"); do
       bash "$loopfs" mount "$fs" "$mnt" --size "$size" --fill "${args[@]}" > /dev/null
-      "$iorr" replay "$work/$w.iorr" --root "$mnt" --block-trace "$work/bt.iorr" --json \
+      "$iorr" replay "$work/$w.iorr" --root "$mnt" --only "$rec" --block-trace "$work/bt.iorr" --json \
         > "$work/rep.json" 2> "$work/rep.err" || { log "replay of $w on $c failed: $(tail -1 "$work/rep.err")"; }
       bash "$loopfs" umount "$mnt"
       "$iorr" model "$work/bt.iorr" --disk "$work/disk.json" --cache on --barrier on --json > "$work/cap.json"
@@ -130,7 +130,7 @@ print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": r["repl
 PY
     done
     "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
-      --timing afap --json > "$work/model.json"
+      --timing afap --only "$rec" --json > "$work/model.json"
     python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
 import json, sys
 w, c, path = sys.argv[1:]

@@ -36,6 +36,7 @@ struct Options {
   double dirty_ratio = 0, dirty_background_ratio = 0;
   bool json = false;
   std::string timing = "program";
+  std::vector<std::string> only;
   bool csv = false;
 };
 
@@ -225,6 +226,7 @@ int Run(const Options& o) {
                                   : num(trace::key::kDirtyBackgroundRatio, 10);
 
   fo.think = o.timing == "program";
+  fo.only = o.only;
   std::vector<Row> rows;
   std::map<std::string, uint64_t> not_modelled;
   for (const std::string& fs : fss)
@@ -360,6 +362,9 @@ void RegisterModel(CLI::App& app, Action* action) {
                   "take); afap: it does not, as `iorr replay --timing afap` replays")
       ->check(CLI::IsMember({"program", "afap"}))
       ->capture_default_str();
+  sub->add_option("--only", o->only,
+                  "Count only calls on paths under this recorded prefix (repeatable), as\n"
+                  "`iorr replay --only` replays them");
   sub->add_option("--mem", o->mem, "Memory in bytes (default: the trace header's)");
   sub->add_option("--dirty-ratio", o->dirty_ratio, "vm.dirty_ratio (default: the header's)");
   sub->add_option("--dirty-background-ratio", o->dirty_background_ratio,

@@ -788,6 +788,13 @@ class Dependencies {
     const trace::CallSpec& spec = e.spec();
     DProc& p = Proc(e.pid);
     Read(ProcKey(e.pid));
+    // sync and syncfs write back what every earlier call left dirty, whoever made it: they wait
+    // for all earlier calls, and every later call waits for them.
+    if (e.call == CallId::sync || e.call == CallId::syncfs) {
+      Write(GlobalKey());
+    } else {
+      Read(GlobalKey());
+    }
     bool ns_change = spec.effect == trace::Effect::kCreate || spec.effect == trace::Effect::kRemove ||
                      spec.effect == trace::Effect::kRename;
     for (int i = 0; i < spec.nargs; ++i) {
@@ -902,6 +909,7 @@ class Dependencies {
   }
   static uint64_t FdKey(uint32_t pid, int64_t fd) { return Mix(Mix('f', pid), static_cast<uint64_t>(fd)); }
   static uint64_t ProcKey(uint64_t pid) { return Mix('p', pid); }
+  static uint64_t GlobalKey() { return Mix('g', 0); }
   static uint64_t CwdKey(uint64_t pid) { return Mix('c', pid); }
   static uint64_t NameKey(std::string_view n) { return Mix('n', std::hash<std::string_view>()(n)); }
   void Need(Worker* w, uint64_t seq) {

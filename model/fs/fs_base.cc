@@ -72,7 +72,21 @@ std::string FsBase::Resolve(const Event& e, int idx) {
 
 void FsBase::Bookkeep(const Event& e) {
   if (e.failed()) return;
-  if (e.call == CallId::chdir) {
+  auto fdkey = [&](int64_t fd) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) | static_cast<uint32_t>(fd);
+  };
+  bool dup =
+      e.call == CallId::dup || e.call == CallId::dup2 || e.call == CallId::dup3 ||
+      (e.call == CallId::fcntl && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC));
+  if (dup) {
+    // The new fd names what the old one names (dup2/dup3 close what was there first).
+    fds_.erase(fdkey(e.ret));
+    auto it = fds_.find(fdkey(e.args[0].i));
+    if (it != fds_.end()) {
+      OpenFile copy = it->second;
+      fds_[fdkey(e.ret)] = std::move(copy);
+    }
+  } else if (e.call == CallId::chdir) {
     cwd_[e.pid] = Resolve(e, 0);
   } else if (e.call == CallId::fchdir) {
     auto it = fds_.find((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
@@ -212,7 +226,8 @@ File& FsBase::FileNamed(const std::string& name) {
   auto it = files_.find(name);
   if (it != files_.end()) return *it->second;
   File& f = storage_.emplace_back();
-  f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(next_inode_++);
+  f.ino = next_inode_++;
+  f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(f.ino);
   files_[name] = &f;
   return f;
 }
@@ -316,9 +331,7 @@ bool FsBase::Apply(const Event& e) {
   auto fdkey = [&](int64_t fd) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) | static_cast<uint32_t>(fd);
   };
-  auto path = [&](int idx) {
-    return e.args[idx].null ? std::string() : std::string(e.args[idx].s);
-  };
+  auto path = [&](int idx) { return Resolve(e, idx); };
   auto open_file = [&](int idx) -> OpenFile* {
     auto it = fds_.find(fdkey(e.args[idx].i));
     return it == fds_.end() ? nullptr : &it->second;

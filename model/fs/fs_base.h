@@ -35,6 +35,7 @@ struct File {
   uint64_t sector = 0;  // where its data starts, once placed
   bool placed = false;
   MetaBlock inode_block = 0;
+  uint64_t ino = 0;  // the model's inode number (sequential)
   // Dirty pages in the page cache: disjoint, sorted [from, to) byte ranges, block-aligned.
   std::vector<std::pair<uint64_t, uint64_t>> dirty;
   uint64_t dirty_bytes = 0;  // their total

@@ -115,12 +115,20 @@ class Xfs : public FsBase {
  private:
   struct Item {
     uint64_t log_bytes = 0;   // what the next checkpoint logs of it
-    uint64_t home_bytes = 0;  // its size at home
+    uint64_t home_block = 0;  // where it lives: a buffer's block, an inode's cluster
+    uint64_t home_bytes = 0;  // what goes home: the buffer, the inode cluster buffer
   };
+  // Items are named by id: a buffer by its block, an inode (logged on its own, not with its
+  // cluster) by kInodeIds + its number.
+  static constexpr uint64_t kInodeIds = 1ull << 62;
   struct Trans {
-    std::vector<std::pair<uint64_t, Item>> items;  // id (block number) and cost
-    void Inode(const File& f) { items.push_back({f.inode_block, {kInodeLog, 2 * kBlock}}); }
-    void Buf(uint64_t block, uint64_t log, uint64_t home) { items.push_back({block, {log, home}}); }
+    std::vector<std::pair<uint64_t, Item>> items;
+    void Inode(const File& f) {
+      items.push_back({kInodeIds + f.ino, {kInodeLog, f.inode_block, 2 * kBlock}});
+    }
+    void Buf(uint64_t block, uint64_t log, uint64_t home) {
+      items.push_back({block, {log, block, home}});
+    }
   };
 
   void Commit(const Trans& t, File& f, bool data_change) {
@@ -130,7 +138,7 @@ class Xfs : public FsBase {
       uint64_t bytes = kTransOverhead;
       for (const auto& [id, item] : t.items) {
         bytes += item.log_bytes;
-        ail_.try_emplace(id, item.home_bytes);
+        ail_.try_emplace(item.home_block, item.home_bytes);
       }
       AppendToIclog(bytes);
       return;
@@ -196,7 +204,7 @@ class Xfs : public FsBase {
         WriteIclog(flags, &tags);
         first = false;
       }
-      for (const auto& [id, item] : cil_) ail_.try_emplace(id, item.home_bytes);
+      for (const auto& [id, item] : cil_) ail_.try_emplace(item.home_block, item.home_bytes);
       cil_.clear();
       cil_bytes_ = 0;
     }

@@ -52,6 +52,7 @@ struct Row {
   std::string fs, cache, barrier;
   int64_t elapsed_ns = 0, io_wait_ns = -1;  // io_wait -1: not applicable (block stream)
   uint64_t commits = 0;
+  uint64_t events = 0;                        // events the model ran (after --only)
   uint64_t asked_flushes = 0, asked_fua = 0;  // as the file system asked (call traces)
   model::DeviceStats d;
   // Set when a validation file (see LoadValidation) has this fs x cache x barrier on this
@@ -125,8 +126,9 @@ void AppendRowJson(std::string& out, const Row& r) {
   out += buf;
   if (r.io_wait_ns >= 0) {
     std::snprintf(buf, sizeof buf,
-                  "\"io_wait_s\":%.6f,\"commits\":%llu,\"asked_flushes\":%llu,\"asked_fua\":%llu,",
-                  r.io_wait_ns / 1e9, (unsigned long long)r.commits,
+                  "\"io_wait_s\":%.6f,\"events\":%llu,\"commits\":%llu,\"asked_flushes\":%llu,"
+                  "\"asked_fua\":%llu,",
+                  r.io_wait_ns / 1e9, (unsigned long long)r.events, (unsigned long long)r.commits,
                   (unsigned long long)r.asked_flushes, (unsigned long long)r.asked_fua);
     out += buf;
   }
@@ -248,6 +250,7 @@ int Run(const Options& o) {
           row.elapsed_ns = r->elapsed_ns;
           row.io_wait_ns = r->io_wait_ns;
           row.commits = r->commits;
+          row.events = r->events;
           row.asked_flushes = r->asked_flushes;
           row.asked_fua = r->asked_fua;
           row.d = r->device;

@@ -9,7 +9,8 @@
 //
 // Time: each call costs the program's own time (the gap after its thread's previous call and
 // the call's recorded duration, with the recording's own I/O waits left out: a call the model
-// makes wait counts 20 us of CPU at most) plus what it waits for in the model. All recorded
+// makes wait counts 20 us of CPU at most; with a call-cost table of the modelled file system,
+// at least the table's cost) plus what it waits for in the model. All recorded
 // threads run as one sequence, in the trace's time order. Models are unvalidated until
 // tools/bench/model-vs-real.sh compares them with a real run. Not thread-safe.
 #pragma once
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/call_costs.h"
 #include "model/device.h"
 #include "traces/status.h"
 
@@ -38,6 +40,8 @@ struct FsModelOptions {
   // Non-empty: only calls on paths under these recorded prefixes (and on fds opened there)
   // count, as `iorr replay --only` replays them; everything else costs no time either.
   std::vector<std::string> only;
+  // The modelled file system's per-call CPU (model/call_costs.h), or null: recorded durations.
+  const CallCosts* costs = nullptr;
 };
 
 struct FsModelResult {

@@ -144,15 +144,18 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   trace::MergedReader m(opened->get());
   Event e;
   bool first = true;
-  int64_t prev_end = 0;
+  int64_t prev_end = 0, all_end = 0;
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
+    all_end = std::max(all_end, e.end_ns);
     Bookkeep(e);
     if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
-    int64_t gap = first || !o_.think ? 0 : std::max<int64_t>(0, e.start_ns - prev_end);
+    // The program's own time: from the recording's start to the first call, between calls
+    // (what --only leaves out included), after the last one (below).
+    int64_t gap = !o_.think ? 0 : std::max<int64_t>(0, e.start_ns - (first ? 0 : prev_end));
     first = false;
     prev_end = std::max(prev_end, e.end_ns);
     Advance(t_ + gap);
@@ -160,7 +163,8 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     bool waited = Apply(e);
     waited = waited || t_ > before;
     int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
-    if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
+    if (waited) cpu = std::min<int64_t>(cpu, 20'000);        // the recording's own wait is not CPU
+    if (o_.costs) cpu = std::max(cpu, o_.costs->CostNs(e));  // the target file system's CPU
     r->io_wait_ns += t_ - before;
     Advance(t_ + cpu);
     if (t_ >= next_flusher_ns_) {
@@ -170,6 +174,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Tick();
   }
   if (!m.status().ok()) return m.status();
+  if (o_.think) Advance(t_ + std::max<int64_t>(0, all_end - prev_end));
   r->elapsed_ns = t_;
   dev_.Quiesce();
   r->device = dev_.stats();

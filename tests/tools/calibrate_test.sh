@@ -25,5 +25,40 @@ if [[ $st -eq 2 && $(wc -l < "$dir/err2") -eq 1 && ! -e $dir/p2.json ]]; then
 else
   echo "FAIL: missing directory: exit $st: $(cat "$dir/err2")"; failed=$((failed + 1))
 fi
+# Per-call CPU (--calls): a table the model reads, named after DIR's file system, nothing left
+# behind; the model uses it for rows of that file system and refuses a broken one.
+if "$iorr" calibrate "$dir" --calls --files 200 -o "$dir/c.json" > /dev/null 2> "$dir/err3" &&
+  fs=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['type']=='call-costs' and d['calls_us']['create']>0 and d['calls_us']['unlink']>0; print(d['fs'])" "$dir/c.json") &&
+  ! ls -A "$dir" | grep -q iorr-calls; then
+  echo "ok: call costs of $fs written: $(tr -d '\n ' < "$dir/c.json" | grep -o '"calls_us":{[^}]*}' | head -c 200)"
+  passed=$((passed + 1))
+  # A model of that file system over a trace of creates costs at least 200 creates' CPU.
+  { echo '{"iorr_header":{"version":1,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}'
+    for i in $(seq 200); do
+      echo "{\"pid\":1,\"tid\":1,\"call\":\"openat\",\"start_ns\":$((i * 10000)),\"end_ns\":$((i * 10000 + 1000)),\"ret\":3,\"errno\":null,\"args\":{\"dirfd\":\"AT_FDCWD\",\"path\":\"/w/f$i\",\"flags\":\"O_WRONLY|O_CREAT\",\"mode\":420}}"
+    done; } > "$dir/t.jsonl"
+  if [[ $fs == ext4 || $fs == xfs ]] && "$iorr" import jsonl "$dir/t.jsonl" -o "$dir/t.iorr" 2> /dev/null; then
+    with=$("$iorr" model "$dir/t.iorr" --fs "$fs" --disk nvme-plp --cache on --barrier on --timing afap --cpu "$dir/c.json" --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2)
+    without=$("$iorr" model "$dir/t.iorr" --fs "$fs" --disk nvme-plp --cache on --barrier on --timing afap --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2)
+    want=$(python3 -c "import json,sys; print(200 * json.load(open(sys.argv[1]))['calls_us']['create'] / 1e6)" "$dir/c.json")
+    if python3 -c "import sys; w, wo, want = map(float, sys.argv[1:]); sys.exit(0 if w >= want * 0.99 and w > wo else 1)" "$with" "$without" "$want"; then
+      echo "ok: the model charges the table's create cost: $with s (without: $without s, 200 creates: $want s)"; passed=$((passed + 1))
+    else
+      echo "FAIL: model with the table: $with s, without: $without s, want >= $want s"; failed=$((failed + 1))
+    fi
+  else
+    echo "skip: $dir is on $fs, not a file system the model has a model of"
+  fi
+else
+  echo "FAIL: calibrate --calls: $(cat "$dir/err3")"; failed=$((failed + 1))
+fi
+sed 's/"stat"/"statx"/' "$dir/c.json" > "$dir/bad.json"
+if "$iorr" model "$dir/t.iorr" --cpu "$dir/bad.json" > /dev/null 2> "$dir/err4"; then
+  echo "FAIL: a table with an unknown key was accepted"; failed=$((failed + 1))
+elif [[ $(wc -l < "$dir/err4") -eq 1 ]] && grep -q statx "$dir/err4"; then
+  echo "ok: bad table refused: $(cat "$dir/err4")"; passed=$((passed + 1))
+else
+  echo "FAIL: bad table: $(cat "$dir/err4")"; failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -6,17 +6,18 @@
 #   xfs-wb          loop-mounted xfs, loop write cache "write back" (barriers reach the device)
 #   xfs-wt          loop-mounted xfs, loop write cache "write through" (the block layer strips
 #                   PREFLUSH/FUA: barriers off)
-# replays each recording RUNS times onto a fresh file system with `iorr replay --block-trace`
-# (measured: the replay's time, and the flushes, FUA writes and bytes by kind the kernel
-# queued at block_bio_queue), and runs `iorr model` of the same recording with the matching
-# file-system model on a profile calibrated beforehand on a separate loop file system of the
-# same kind of image (never on the runs it predicts). Prints, per workload and configuration,
-# measured and predicted time with the error, flush/FUA/byte counts side by side, and the
+# runs each workload RUNS times for real on a fresh file system (measured: its wall time), and
+# replays its recording RUNS times onto a fresh file system with `iorr replay --block-trace`
+# (measured: the flushes, FUA writes and bytes by kind the kernel queued at block_bio_queue).
+# The prediction is `iorr model` of the recording with the matching file-system model, on a
+# device profile and per-call CPU tables (iorr calibrate, iorr calibrate --calls) measured
+# beforehand on separate images (never on the runs they predict). Prints, per workload and
+# configuration, measured and predicted time with the error, the counts side by side, and the
 # barrier-on/off time ratios measured and predicted.
 #
 # The loop images are filled (tools/loopfs.sh --fill), so the loop device is a disk whose blocks
-# exist; the model runs with --timing afap, as the replays do. The calibrated profile and the
-# errors measured go to OUT (default /var/tmp/iorr-model-vs-real): disk.json and
+# exist. The calibrated profile, the call-cost tables and the
+# errors measured go to OUT (default /var/tmp/iorr-model-vs-real): disk.json, calls-*.json and
 # disk.validation.json, which `iorr model --disk OUT/disk.json` reads to mark its rows
 # validated with these errors.
 #
@@ -70,29 +71,36 @@ if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* ]]; then
   else tarball=$(bash "$shared/workloads/linux-tar.sh" --subset "$subset"); fi
 fi
 IFS=, read -r -a wl <<< "$workloads"
-for w in "${wl[@]}"; do
-  mkdir -p "$rec/$w"
+{ echo "PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
+  for i in $(seq 250); do echo "BEGIN; INSERT INTO t(v) VALUES ('row $i $(printf '%0200d' "$i")'); COMMIT;"; done
+} > "$work/sqlite.sql"
+# The workloads, each run in the current directory: under `iorr record` on tmpfs, and for real on
+# the loop file systems. rm removes a tree extracted beforehand (set_up rm), not timed.
+workload() {  # name [prefix command...]
+  local w=$1
+  shift
   case $w in
     fsync)  # 250 files of 16 KiB, each written and fsynced: 250 flushes with barriers
-      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- python3 -c "
+      "$@" python3 -c "
 import os
 os.mkdir('d')
 for i in range(250):
     fd = os.open('d/f%03d' % i, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, b'x' * 16384); os.fsync(fd); os.close(fd)
-") ;;
-    sqlite)  # 250 small transactions, rollback journal, synchronous=FULL
-      { echo "PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
-        for i in $(seq 250); do echo "BEGIN; INSERT INTO t(v) VALUES ('row $i $(printf '%0200d' "$i")'); COMMIT;"; done
-      } > "$rec/sqlite.sql"
-      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c 'sqlite3 db.sqlite < ../sqlite.sql') ;;
-    tar)
-      (cd "$rec/$w" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c "tar xf '$tarball' && sync") ;;
-    rm)
-      if [[ ! -d $rec/tar ]]; then mkdir -p "$rec/tar"; (cd "$rec/tar" && tar xf "$tarball"); fi
-      (cd "$rec/tar" && "$iorr" record -q -o "$work/$w.iorr" -- sh -c 'rm -rf -- * && sync') ;;
+" ;;
+    sqlite) "$@" sh -c "sqlite3 db.sqlite < '$work/sqlite.sql'" ;;  # 250 small transactions
+    tar) "$@" sh -c "tar xf '$tarball' && sync" ;;
+    rm) "$@" sh -c 'rm -rf -- * && sync' ;;
     *) echo "model-vs-real: unknown workload $w" >&2; exit 2 ;;
   esac
+}
+set_up() {  # name: what a workload needs in the current directory before it runs
+  [[ $1 == rm ]] && tar xf "$tarball" && sync
+  return 0
+}
+for w in "${wl[@]}"; do
+  mkdir -p "$rec/$w"
+  (cd "$rec/$w" && set_up "$w" && workload "$w" "$iorr" record -q -o "$work/$w.iorr" --) > /dev/null
   log "recorded $w: $("$iorr" stats --json "$work/$w.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2) events"
 done
 rm -rf "$rec"/*  # the recorded prefix: replays and the model count only what happened under it
@@ -102,6 +110,11 @@ bash "$loopfs" mount ext4 "$work/cal" --size "$size" --fill > /dev/null
 log "calibrating (on a separate loop-mounted ext4) ..."
 "$iorr" calibrate "$work/cal" -o "$work/disk.json" --name loop-on-this-machine --seconds 12 > /dev/null
 bash "$loopfs" umount "$work/cal"
+for fs in ext4 xfs; do  # the file systems' own CPU per call, also on separate images
+  bash "$loopfs" mount "$fs" "$work/cal" --size "$size" --fill > /dev/null
+  "$iorr" calibrate "$work/cal" --calls -o "$work/calls-$fs.json" > /dev/null
+  bash "$loopfs" umount "$work/cal"
+done
 
 # ---- 3. Real runs with block traces, and the model's predictions.
 configs=(ext4-barrier ext4-nobarrier xfs-wb xfs-wt)
@@ -115,22 +128,32 @@ for w in "${wl[@]}"; do
       xfs-wt) fs=xfs args=(--write-cache through) barrier=off ;;
     esac
     for i in $(seq "$runs"); do
+      # The program itself on the real file system, timed (its set-up is not).
       bash "$loopfs" mount "$fs" "$mnt" --size "$size" --fill "${args[@]}" > /dev/null
+      (cd "$mnt" && set_up "$w" > /dev/null && sync && echo 3 > /proc/sys/vm/drop_caches &&
+        s=$EPOCHREALTIME && workload "$w" > /dev/null && e=$EPOCHREALTIME &&
+        awk -v a="$s" -v b="$e" 'BEGIN {printf "%.6f\n", b - a}') > "$work/real.s"
+      bash "$loopfs" umount "$mnt"
+      # Its replay, for the block requests the kernel queued.
+      bash "$loopfs" mount "$fs" "$mnt" --size "$size" --fill "${args[@]}" > /dev/null
+      rc=0
       "$iorr" replay "$work/$w.iorr" --root "$mnt" --only "$rec" --block-trace "$work/bt.iorr" --json \
-        > "$work/rep.json" 2> "$work/rep.err" || { log "replay of $w on $c failed: $(tail -1 "$work/rep.err")"; }
+        > "$work/rep.json" 2> "$work/rep.err" || rc=$?
+      [[ $rc -le 1 ]] || log "replay of $w on $c failed (exit $rc): $(tail -1 "$work/rep.err")"
       bash "$loopfs" umount "$mnt"
       "$iorr" model "$work/bt.iorr" --disk "$work/disk.json" --cache on --barrier on --json > "$work/cap.json"
-      python3 - "$w" "$c" "$work/rep.json" "$work/cap.json" >> "$work/results.jsonl" << 'PY'
+      python3 - "$w" "$c" "$work/rep.json" "$work/cap.json" "$work/real.s" >> "$work/results.jsonl" << 'PY'
 import json, sys
-w, c, rep, cap = sys.argv[1:]
+w, c, rep, cap, real = sys.argv[1:]
 r = json.load(open(rep)); k = json.load(open(cap))["captured"]
-print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": r["replay_seconds"],
+print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": float(open(real).read()),
+                  "replay_seconds": r["replay_seconds"],
                   "mismatches": r.get("mismatches"), "flushes": k["flushes"], "fua": k["fua_writes"],
                   "bytes": k["bytes_written"]}))
 PY
     done
     "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
-      --timing afap --only "$rec" --json > "$work/model.json"
+      --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --json > "$work/model.json"
     python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
 import json, sys
 w, c, path = sys.argv[1:]
@@ -146,7 +169,7 @@ done
 
 # ---- 4. The table.
 mkdir -p "$out"
-cp "$work/disk.json" "$out/disk.json"
+cp "$work/disk.json" "$work"/calls-*.json "$out/"
 cp "$work/results.jsonl" "$out/results.jsonl"
 python3 - "$work/results.jsonl" "$runs" "$out/disk.validation.json" "$all_args" << 'PY'
 import json, statistics, sys

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "model/call_costs.h"
 #include "model/profile.h"
 #include "tools/iorr/cli.h"
 
@@ -31,6 +33,8 @@ struct Options {
   std::string name = "calibrated";
   double seconds = 30;
   uint64_t size_mb = 256;
+  bool calls = false;
+  uint32_t files = 2000;
 };
 
 double Now() {
@@ -47,8 +51,8 @@ double Median(std::vector<double> v) {
 std::string QueueFile(const std::string& dir, const char* name) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return {};
-  std::string base = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
-                     std::to_string(minor(st.st_dev));
+  std::string base =
+      "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   for (const std::string& p : {base + "/queue/" + name, base + "/../queue/" + name}) {
     std::ifstream in(p);
     std::string v;
@@ -59,8 +63,8 @@ std::string QueueFile(const std::string& dir, const char* name) {
 
 class Scratch {
  public:
-  Scratch(const std::string& dir, uint64_t bytes) : path_(dir + "/.iorr-calibrate." +
-                                                          std::to_string(getpid())) {
+  Scratch(const std::string& dir, uint64_t bytes)
+      : path_(dir + "/.iorr-calibrate." + std::to_string(getpid())) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
     if (fd_ < 0)
       throw Error("calibrate: cannot create " + path_ + " with O_DIRECT: " + std::strerror(errno));
@@ -91,6 +95,137 @@ void Check(bool ok, const char* what) {
   if (!ok) throw Error(std::string("calibrate: ") + what + ": " + std::strerror(errno));
 }
 
+// The type of the file system DIR is on, from /proc/self/mounts (the longest mount point
+// above DIR's real path); statfs cannot tell ext2, ext3 and ext4 apart.
+std::string FsTypeOf(const std::string& dir) {
+  char real[PATH_MAX];
+  if (!::realpath(dir.c_str(), real)) return {};
+  std::ifstream in("/proc/self/mounts");
+  std::string src, point, type, best_type;
+  size_t best = 0;
+  std::string rest;
+  while (in >> src >> point >> type && std::getline(in, rest)) {
+    std::string p = point;
+    bool above = p == "/" || (std::string_view(real).substr(0, p.size()) == p &&
+                              (real[p.size()] == '/' || real[p.size()] == '\0'));
+    if (above && p.size() >= best) {
+      best = p.size();
+      best_type = type;
+    }
+  }
+  return best_type;
+}
+
+// `--calls`: the CPU each kind of call costs on DIR's file system (model/call_costs.h), from
+// `files` files of 4 KiB in a fresh scratch directory, single-threaded, page cache warm: the
+// median of each call's own time, measured around the system call alone.
+int RunCalls(const Options& o) {
+  double started = Now();
+  std::string fs = FsTypeOf(o.dir);
+  if (fs.empty()) throw Error(o.dir + ": cannot tell which file system it is on");
+  std::string base = o.dir + "/iorr-calls." + std::to_string(::getpid());
+  if (::mkdir(base.c_str(), 0755) != 0)
+    throw Error("cannot create " + base + ": " + std::strerror(errno));
+  struct Cleanup {
+    std::string base;
+    uint32_t n;
+    ~Cleanup() {
+      for (uint32_t i = 0; i < n; ++i) {
+        ::unlink((base + "/f" + std::to_string(i)).c_str());
+        ::unlink((base + "/g" + std::to_string(i)).c_str());
+        ::rmdir((base + "/d" + std::to_string(i)).c_str());
+      }
+      ::rmdir(base.c_str());
+    }
+  } cleanup{base, o.files};
+  std::vector<double> t[model::kCallCategories];
+  std::vector<double> write64, read64;
+  std::vector<char> buf(64 << 10, 'x');
+  auto name = [&](char c, uint32_t i) { return base + "/" + c + std::to_string(i); };
+  auto timed = [](std::vector<double>& into, auto&& call) {
+    double a = Now();
+    auto r = call();
+    into.push_back(Now() - a);
+    return r;
+  };
+  auto cat = [&](model::CallCategory c) -> std::vector<double>& { return t[static_cast<int>(c)]; };
+  using C = model::CallCategory;
+  auto check = [&](long r, const char* what) {
+    if (r < 0) throw Error(std::string(what) + " in " + base + ": " + std::strerror(errno));
+  };
+  for (uint32_t i = 0; i < o.files; ++i) {
+    std::string f = name('f', i);
+    int fd = timed(cat(C::kCreate),
+                   [&] { return ::open(f.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644); });
+    check(fd, "create");
+    check(timed(cat(C::kWrite), [&] { return ::write(fd, buf.data(), 4096); }), "write");
+    check(timed(cat(C::kClose), [&] { return ::close(fd); }), "close");
+  }
+  for (uint32_t i = 0; i < o.files; ++i) {
+    std::string f = name('f', i);
+    int fd = timed(cat(C::kOpen), [&] { return ::open(f.c_str(), O_WRONLY | O_APPEND); });
+    check(fd, "open");
+    check(timed(write64, [&] { return ::write(fd, buf.data(), buf.size()); }), "write");
+    ::close(fd);
+    struct stat st;
+    check(timed(cat(C::kStat), [&] { return ::stat(f.c_str(), &st); }), "stat");
+    check(timed(cat(C::kSetAttr), [&] { return ::chmod(f.c_str(), 0640); }), "chmod");
+    check(timed(cat(C::kSetAttr), [&] { return ::utimes(f.c_str(), nullptr); }), "utimes");
+    fd = ::open(f.c_str(), O_RDONLY);
+    check(fd, "open");
+    check(timed(cat(C::kRead), [&] { return ::read(fd, buf.data(), 4096); }), "read");
+    check(timed(read64, [&] { return ::read(fd, buf.data(), buf.size()); }), "read");
+    ::close(fd);
+  }
+  for (uint32_t i = 0; i < o.files; ++i)
+    check(timed(cat(C::kRename),
+                [&] { return ::rename(name('f', i).c_str(), name('g', i).c_str()); }),
+          "rename");
+  for (uint32_t i = 0; i < o.files; ++i)
+    check(timed(cat(C::kUnlink), [&] { return ::unlink(name('g', i).c_str()); }), "unlink");
+  uint32_t dirs = std::min<uint32_t>(o.files, 500);
+  for (uint32_t i = 0; i < dirs; ++i)
+    check(timed(cat(C::kMkdir), [&] { return ::mkdir(name('d', i).c_str(), 0755); }), "mkdir");
+  for (uint32_t i = 0; i < dirs; ++i)
+    check(timed(cat(C::kRmdir), [&] { return ::rmdir(name('d', i).c_str()); }), "rmdir");
+
+  double us[model::kCallCategories];
+  for (int i = 0; i < model::kCallCategories; ++i) us[i] = Median(t[i]) * 1e6;
+  // Reads and writes: a base per call plus a cost per KiB, from the 4 KiB and 64 KiB medians.
+  double w4 = us[static_cast<int>(C::kWrite)], w64 = Median(write64) * 1e6;
+  double r4 = us[static_cast<int>(C::kRead)], r64 = Median(read64) * 1e6;
+  double w_kib = std::max(0.0, (w64 - w4) / 60), r_kib = std::max(0.0, (r64 - r4) / 60);
+  us[static_cast<int>(C::kWrite)] = std::max(0.0, w4 - 4 * w_kib);
+  us[static_cast<int>(C::kRead)] = std::max(0.0, r4 - 4 * r_kib);
+  std::string json = "{\n  \"type\": \"call-costs\",\n  \"fs\": \"" + fs + "\",\n";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "  \"description\": \"measured by iorr calibrate --calls on %s (%s), %u files\",\n",
+                o.dir.c_str(), fs.c_str(), o.files);
+  json += line;
+  json += "  \"calls_us\": {";
+  for (int i = 0; i < model::kCallCategories; ++i) {
+    std::snprintf(line, sizeof line, "%s\n    \"%s\": %.2f", i ? "," : "",
+                  std::string(model::kCallCategoryNames[i]).c_str(), us[i]);
+    json += line;
+  }
+  std::snprintf(line, sizeof line,
+                ",\n    \"write_per_kib\": %.3f,\n    \"read_per_kib\": %.3f\n  }\n}\n", w_kib,
+                r_kib);
+  json += line;
+  auto parsed = model::ParseCallCosts(json, o.out);
+  if (!parsed.ok())
+    throw Error("calibrate produced an invalid table: " + parsed.status().message());
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (f == nullptr) throw Error("cannot write " + o.out + ": " + std::strerror(errno));
+  std::fputs(json.c_str(), f);
+  std::fclose(f);
+  std::fprintf(stderr, "iorr: per-call costs of %s (%s) -> %s in %.1f s\n", o.dir.c_str(),
+               fs.c_str(), o.out.c_str(), Now() - started);
+  std::fputs(json.c_str(), stdout);
+  return kExitOk;
+}
+
 int Run(const Options& o) {
   struct statvfs vfs {};
   if (::statvfs(o.dir.c_str(), &vfs) != 0) throw Error(o.dir + ": " + std::strerror(errno));
@@ -107,7 +242,8 @@ int Run(const Options& o) {
   uint64_t written = 0;
   while (written < size) {
     Check(pwrite(fd, s.buf(), Scratch::kBlock, static_cast<off_t>(written)) ==
-              static_cast<ssize_t>(Scratch::kBlock), "sequential write");
+              static_cast<ssize_t>(Scratch::kBlock),
+          "sequential write");
     written += Scratch::kBlock;
   }
   Check(fdatasync(fd) == 0, "fdatasync");
@@ -118,7 +254,8 @@ int Run(const Options& o) {
   uint64_t read = 0;
   while (read < size) {
     Check(pread(fd, s.buf(), Scratch::kBlock, static_cast<off_t>(read)) ==
-              static_cast<ssize_t>(Scratch::kBlock), "sequential read");
+              static_cast<ssize_t>(Scratch::kBlock),
+          "sequential read");
     read += Scratch::kBlock;
   }
   double read_mb_s = static_cast<double>(read) / 1e6 / (Now() - t0);
@@ -135,7 +272,8 @@ int Run(const Options& o) {
     }
     return Median(v);
   };
-  double rand_read = sample([&] { Check(pread(fd, s.buf(), 4096, random_off()) == 4096, "random read"); });
+  double rand_read =
+      sample([&] { Check(pread(fd, s.buf(), 4096, random_off()) == 4096, "random read"); });
   double rand_write =
       sample([&] { Check(pwrite(fd, s.buf(), 4096, random_off()) == 4096, "random write"); });
   double write_fsync = sample([&] {
@@ -147,7 +285,8 @@ int Run(const Options& o) {
   for (int i = 0; i < 5; ++i) {
     for (int k = 0; k < 8; ++k)
       Check(pwrite(fd, s.buf(), Scratch::kBlock, static_cast<off_t>(k) << 20) ==
-                static_cast<ssize_t>(Scratch::kBlock), "write");
+                static_cast<ssize_t>(Scratch::kBlock),
+            "write");
     double a = Now();
     Check(fdatasync(fd) == 0, "fdatasync");
     per_mb.push_back((Now() - a - (write_fsync - rand_write)) / 8.4);
@@ -187,7 +326,8 @@ int Run(const Options& o) {
       fua == "1" ? "true" : "false");
   // The model must accept what we measured.
   auto parsed = model::ParseProfile(json, o.out, "");
-  if (!parsed.ok()) throw Error("calibrate produced an invalid profile: " + parsed.status().message());
+  if (!parsed.ok())
+    throw Error("calibrate produced an invalid profile: " + parsed.status().message());
   std::FILE* f = std::fopen(o.out.c_str(), "w");
   if (f == nullptr) throw Error("cannot write " + o.out + ": " + std::strerror(errno));
   std::fputs(json, f);
@@ -214,10 +354,17 @@ void RegisterCalibrate(CLI::App& app, Action* action) {
   sub->add_option("--seconds", o->seconds, "Time budget for the random-I/O measurements")
       ->check(CLI::Range(1.0, 600.0))
       ->capture_default_str();
+  sub->add_flag(
+      "--calls", o->calls,
+      "Instead: measure what each kind of call (create, write, chmod, unlink, ...) costs\n"
+      "in CPU on DIR's file system and write a call-cost table (iorr model --cpu)");
+  sub->add_option("--files", o->files, "Files for --calls")
+      ->check(CLI::Range(10u, 1000000u))
+      ->capture_default_str();
   sub->add_option("--size-mb", o->size_mb, "Scratch file size for the sequential passes")
       ->check(CLI::Range(32, 65536))
       ->capture_default_str();
-  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+  sub->callback([o, action] { *action = [o] { return o->calls ? RunCalls(*o) : Run(*o); }; });
 }
 
 }  // namespace iorr::cli

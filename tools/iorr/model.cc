@@ -37,6 +37,7 @@ struct Options {
   bool json = false;
   std::string timing = "program";
   std::vector<std::string> only;
+  std::vector<std::string> cpu;
   bool csv = false;
 };
 
@@ -227,6 +228,12 @@ int Run(const Options& o) {
                                   ? o.dirty_background_ratio
                                   : num(trace::key::kDirtyBackgroundRatio, 10);
 
+  std::vector<model::CallCosts> tables;
+  for (const std::string& path : o.cpu) {
+    auto t = model::LoadCallCosts(path);
+    if (!t.ok()) throw Error(t.status().message());
+    tables.push_back(std::move(*t));
+  }
   fo.think = o.timing == "program";
   fo.only = o.only;
   std::vector<Row> rows;
@@ -245,7 +252,10 @@ int Run(const Options& o) {
           row.elapsed_ns = r.elapsed_ns;
           row.d = r.device;
         } else {
-          auto r = model::RunFsModel(fs, o.trace, **dev, fo);
+          model::FsModelOptions fso = fo;
+          for (const model::CallCosts& t : tables)
+            if (t.fs == fs) fso.costs = &t;
+          auto r = model::RunFsModel(fs, o.trace, **dev, fso);
           if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
           row.elapsed_ns = r->elapsed_ns;
           row.io_wait_ns = r->io_wait_ns;
@@ -368,6 +378,10 @@ void RegisterModel(CLI::App& app, Action* action) {
   sub->add_option("--only", o->only,
                   "Count only calls on paths under this recorded prefix (repeatable), as\n"
                   "`iorr replay --only` replays them");
+  sub->add_option("--cpu", o->cpu,
+                  "Per-call CPU tables (iorr calibrate DIR --calls), comma-separated or repeated:\n"
+                  "a row of file system F uses the table measured on F")
+      ->delimiter(',');
   sub->add_option("--mem", o->mem, "Memory in bytes (default: the trace header's)");
   sub->add_option("--dirty-ratio", o->dirty_ratio, "vm.dirty_ratio (default: the header's)");
   sub->add_option("--dirty-background-ratio", o->dirty_background_ratio,

@@ -200,7 +200,7 @@ for key in sorted(real, key=lambda k: (k[0], k[1])):
           f"{med(lambda x: mb(x, 'metadata')):>6.1f}/{mb(m, 'metadata'):<6.1f}")
     bad = [x["mismatches"] for x in rs if x["mismatches"]]
     if bad: print(f"  warning: replay mismatches {bad}")
-print(f"\nbarrier on / off time ratio (real = median of {runs} replays; target: predicted within 25% of measured)")
+print(f"\nbarrier on / off time ratio (real = median of {runs} runs; target: predicted within 25% of measured)")
 for w, cs in sorted(ratio.items()):
     for on, off in (("ext4-barrier", "ext4-nobarrier"), ("xfs-wb", "xfs-wt")):
         if on in cs and off in cs:

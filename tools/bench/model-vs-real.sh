@@ -22,7 +22,8 @@
 # validated with these errors.
 #
 # Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm] [--runs N]
-#                         [--keep DIR] [--out DIR]
+#                         [--keep DIR] [--out DIR] [--size 1G]
+#   --size: the loop images (1G; the whole tarball needs 4G)
 #   --subset N  entries of the Linux tarball for tar/rm (default 5000; 0 = the whole tarball)
 #   RUNS (or --runs) replays per configuration, medians reported (default 3).
 # Needs root, loop devices, tracefs, mkfs.ext4, mkfs.xfs, python3, sqlite3.
@@ -45,7 +46,8 @@ while [[ $# -gt 0 ]]; do
     --runs) runs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: model-vs-real.sh [--subset N] [--workloads LIST] [--runs N] [--keep DIR]" >&2; exit 2 ;;
+    --size) size=$2; shift 2 ;;
+    *) echo "usage: model-vs-real.sh [--subset N] [--workloads LIST] [--runs N] [--keep DIR] [--out DIR] [--size S]" >&2; exit 2 ;;
   esac
 done
 [[ $(id -u) -eq 0 ]] || { echo "model-vs-real: needs root (loop devices, tracefs)" >&2; exit 77; }

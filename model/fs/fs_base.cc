@@ -244,7 +244,9 @@ MetaBlock FsBase::DirBlock(const std::string& path) {
   if (it != dir_blocks_.end()) return it->second;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
   dir_blocks_[dir] = b;
-  FileNamed(dir.empty() ? "/" : dir).is_dir = true;
+  File& d = FileNamed(dir.empty() ? "/" : dir);
+  d.is_dir = true;
+  dir_files_[b] = &d;
   return b;
 }
 
@@ -483,6 +485,12 @@ bool FsBase::Apply(const Event& e) {
       DropDirty(f);  // dirty pages of a removed file are dropped, never written
       f.unlinked = true;
       AddEntry(DirBlock(name), -1);
+      bool dir =
+          e.call == CallId::rmdir || (e.call == CallId::unlinkat && (e.args[2].i & AT_REMOVEDIR));
+      if (dir) {
+        auto own = dir_blocks_.find(name);
+        DirRemoved(own == dir_blocks_.end() ? 0 : own->second);
+      }
       Freed(f, DirBlock(name));
       files_.erase(name);
       return false;

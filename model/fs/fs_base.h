@@ -81,6 +81,9 @@ class FsBase {
   virtual void Allocated(File& f) { (void)f; }
   // f was removed and its last name is gone: its blocks are freed.
   virtual void Freed(File& f, MetaBlock dir) { MetadataChanged(f, dir); }
+  // A directory was removed; `own` is the block that held its entries (0 if it never had
+  // one): freed, so a journal forgets it (jbd2_journal_forget, xfs buffer cancel).
+  virtual void DirRemoved(MetaBlock own) { (void)own; }
   // Whether data gets its blocks at write (false: delayed allocation, at writeback).
   virtual bool AllocateAtWrite() const { return false; }
 
@@ -104,6 +107,11 @@ class FsBase {
   File& FileNamed(const std::string& name);
   // The directory block a name's parent lives in (its parent marked a directory).
   MetaBlock DirBlock(const std::string& path);
+  // The directory whose block is `dir` (null if DirBlock never named it).
+  File* DirFile(MetaBlock dir) const {
+    auto it = dir_files_.find(dir);
+    return it == dir_files_.end() ? nullptr : it->second;
+  }
   // Names in the directory whose block is `dir`, as far as the trace showed them created.
   uint64_t DirEntries(MetaBlock dir) const {
     auto it = dir_entries_.find(dir);
@@ -146,6 +154,7 @@ class FsBase {
   std::unordered_map<uint64_t, OpenFile> fds_;
   std::unordered_map<std::string, MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
+  std::unordered_map<MetaBlock, File*> dir_files_;
   std::unordered_map<int32_t, std::string> cwd_;  // by pid
   std::string initial_cwd_ = "/";
   uint64_t next_inode_ = 0;

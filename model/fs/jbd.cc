@@ -12,7 +12,6 @@ constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;  // a block gr
 constexpr MetaBlock kGroupDescriptors = kMetaStart / kSectorsPerBlock - 1;
 constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
 constexpr MetaBlock kInodeBitmap = kMetaStart / kSectorsPerBlock - 2;
-constexpr MetaBlock kDirInodeOffset = 1ull << 21;  // a directory block -> its inode's block
 
 MetaBlock BitmapOf(const File& f) { return kBitmapBase + (f.sector - kDataStart) / kGroupSectors; }
 
@@ -29,7 +28,7 @@ void Jbd::MetadataChanged(File& f, MetaBlock dir) {
     // A name added or removed: the directory block, the directory's own inode (size, times)
     // and the inode bitmap with its group descriptor (an inode allocated or freed).
     Dirty(dir);
-    Dirty(dir + kDirInodeOffset);
+    if (const File* d = DirFile(dir)) Dirty(d->inode_block);
     Dirty(kInodeBitmap);
     Dirty(kGroupDescriptors);
   }
@@ -63,6 +62,14 @@ void Jbd::Freed(File& f, MetaBlock dir) {
     Dirty(kGroupDescriptors);
   }
   ordered_.erase(&f);
+}
+
+// A freed directory block dirtied in the running transaction is not journaled (jbd2 forgets
+// it and writes a revoke record instead, not modelled), nor written home.
+void Jbd::DirRemoved(MetaBlock own) {
+  if (own == 0) return;
+  txn_.erase(own);
+  home_dirty_.erase(own);
 }
 
 void Jbd::Flush() {

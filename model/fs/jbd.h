@@ -31,6 +31,7 @@ class Jbd : public FsBase {
   void Written(File& f, bool grew) override;
   void Allocated(File& f) override;
   void Freed(File& f, MetaBlock dir) override;
+  void DirRemoved(MetaBlock own) override;
   void Fsync(File& f, bool datasync) override;
   void SyncAll() override;
   void Tick() override;

@@ -43,7 +43,6 @@ constexpr uint64_t kInodeLog = 300, kHeaderLog = 160, kRegionLog = 300;
 constexpr uint64_t kShortformEntries = 12;    // entries that fit in a 512-byte inode's literal area
 constexpr uint64_t kBlockFormEntries = 120;   // entries of a single-block directory
 constexpr uint64_t kLeafOffset = 1ull << 22;  // a directory block -> its hash leaf block
-constexpr uint64_t kDirInodeOffset = 1ull << 21;  // a directory block -> its inode's item
 constexpr uint64_t kAgfBlock = kMetaStart / kSectorsPerBlock - 1;  // AGF, AGI sectors
 constexpr uint64_t kAgiBlock = kMetaStart / kSectorsPerBlock - 2;
 constexpr uint64_t kBtreeBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
@@ -63,9 +62,9 @@ class Xfs : public FsBase {
       if (n > kShortformEntries) t.Buf(dir, kRegionLog, kBlock);
       if (n > kBlockFormEntries)
         t.Buf(dir + kLeafOffset, std::min<uint64_t>(kBlock, 12 * n), kBlock);
-      t.Buf(dir + kDirInodeOffset, kInodeLog, 2 * kBlock);  // the directory's inode
-      t.Buf(kAgiBlock, kHeaderLog, kSectorBytes);           // inode allocation or unlinked list
-      t.Buf(kBtreeBase, kRegionLog, kBlock);                // inobt / finobt
+      if (const File* d = DirFile(dir)) t.Inode(*d);  // the directory's inode
+      t.Buf(kAgiBlock, kHeaderLog, kSectorBytes);     // inode allocation or unlinked list
+      t.Buf(kBtreeBase, kRegionLog, kBlock);          // inobt / finobt
     }
     Commit(t, f, /*data_change=*/true);
   }
@@ -81,6 +80,18 @@ class Xfs : public FsBase {
     t.Buf(kBtreeBase + 1, kRegionLog, kBlock);  // bnobt
     t.Buf(kBtreeBase + 2, kRegionLog, kBlock);  // cntbt
     Commit(t, f, true);
+  }
+  // A freed directory's buffers are cancelled: not logged in full, not written home.
+  void DirRemoved(MetaBlock own) override {
+    if (own == 0) return;
+    for (uint64_t id : {own, own + kLeafOffset}) {
+      auto it = cil_.find(id);
+      if (it != cil_.end()) {
+        cil_bytes_ -= std::min(cil_bytes_, it->second.log_bytes);
+        cil_.erase(it);
+      }
+      ail_.erase(id);
+    }
   }
   void Freed(File& f, MetaBlock dir) override {
     MetadataChanged(f, dir);

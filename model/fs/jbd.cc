@@ -6,7 +6,6 @@
 namespace iorr::model::fs {
 namespace {
 
-constexpr uint64_t kJournalBlocks = (128ull << 20) / kBlock;  // 128 MiB, circular
 constexpr uint64_t kTagsPerDescriptor = 250;
 constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;  // a block group, 128 MiB
 constexpr MetaBlock kGroupDescriptors = kMetaStart / kSectorsPerBlock - 1;
@@ -20,6 +19,9 @@ MetaBlock BitmapOf(const File& f) { return kBitmapBase + (f.sector - kDataStart)
 void Jbd::Dirty(MetaBlock b) {
   if (txn_.empty()) txn_start_ns_ = now();
   txn_.insert(b);
+  // jbd2's j_max_transaction_buffers: a transaction that would fill a quarter of the journal
+  // commits at once.
+  if (txn_.size() >= journal_blocks_ / 4) Commit(/*wait=*/false);
 }
 
 void Jbd::MetadataChanged(File& f, MetaBlock dir) {
@@ -86,8 +88,8 @@ void Jbd::Commit(bool wait) {
   uint64_t blocks = n + (n + kTagsPerDescriptor - 1) / kTagsPerDescriptor;
   uint64_t head = journal_head_;
   for (uint64_t i = 0; i < blocks;) {
-    uint64_t pos = head % kJournalBlocks;
-    uint64_t run = std::min(blocks - i, kJournalBlocks - pos);
+    uint64_t pos = head % journal_blocks_;
+    uint64_t run = std::min(blocks - i, journal_blocks_ - pos);
     SubmitRange(BlockOp::kWrite, kLogStart + pos * kSectorsPerBlock, run * kBlock, kSync,
                 BlockKind::kJournal, &journal);
     head += run;
@@ -97,7 +99,7 @@ void Jbd::Commit(bool wait) {
   // makes nobody wait (the device keeps the order: the commit block's PREFLUSH drains it).
   if (wait) Wait(journal);
   std::vector<uint64_t> commit{Submit(BlockOp::kWrite,
-                                      kLogStart + (head % kJournalBlocks) * kSectorsPerBlock,
+                                      kLogStart + (head % journal_blocks_) * kSectorsPerBlock,
                                       kBlock, kPreflush | kFua | kSync, BlockKind::kJournal)};
   journal_head_ = head + 1;
   if (wait) Wait(commit);
@@ -107,7 +109,7 @@ void Jbd::Commit(bool wait) {
   ++tid_;
   ++result().commits;
   // Checkpoint when a quarter of the journal holds transactions whose blocks are not home.
-  if (journal_head_ - checkpointed_ > kJournalBlocks / 4) WriteHome(/*wait=*/false, false);
+  if (journal_head_ - checkpointed_ > journal_blocks_ / 4) WriteHome(/*wait=*/false, false);
 }
 
 void Jbd::WriteHome(bool wait, bool only_expired) {

@@ -13,6 +13,7 @@
 // commit. Revoke records are not modelled.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,7 +25,9 @@ namespace iorr::model::fs {
 class Jbd : public FsBase {
  public:
   Jbd(DeviceModel& dev, const FsModelOptions& o, bool delalloc)
-      : FsBase(dev, o), delalloc_(delalloc) {}
+      : FsBase(dev, o),
+        delalloc_(delalloc),
+        journal_blocks_(std::max<uint64_t>(1024, o.journal_bytes / kBlock)) {}
 
  protected:
   void MetadataChanged(File& f, MetaBlock dir) override;
@@ -44,7 +47,8 @@ class Jbd : public FsBase {
   void WriteHome(bool wait, bool only_expired);
 
   bool delalloc_;
-  uint64_t tid_ = 1;  // the running transaction
+  uint64_t journal_blocks_;  // circular
+  uint64_t tid_ = 1;         // the running transaction
   int64_t txn_start_ns_ = -1;
   std::unordered_set<MetaBlock> txn_;
   std::unordered_set<File*> ordered_;        // files with data ordered before commit

@@ -119,6 +119,8 @@ for fs in ext4 xfs; do  # the file systems' own CPU per call, also on separate i
 done
 
 # ---- 3. Real runs with block traces, and the model's predictions.
+# The ext4 journal mke2fs makes for the image size (ext2fs_default_journal_size).
+case $size in 1G) journal_mb=32 ;; 2G|3G|4G|8G|16G) journal_mb=64 ;; *) journal_mb=128 ;; esac
 configs=(ext4-barrier ext4-nobarrier xfs-wb xfs-wt)
 : > "$work/results.jsonl"
 for w in "${wl[@]}"; do
@@ -155,7 +157,8 @@ print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": float(o
 PY
     done
     "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
-      --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --json > "$work/model.json"
+      --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --journal-mb "$journal_mb" \
+      --json > "$work/model.json"
     python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
 import json, sys
 w, c, path = sys.argv[1:]

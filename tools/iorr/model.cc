@@ -38,6 +38,7 @@ struct Options {
   std::string timing = "program";
   std::vector<std::string> only;
   std::vector<std::string> cpu;
+  uint64_t journal_mb = 128;
   bool csv = false;
 };
 
@@ -235,6 +236,7 @@ int Run(const Options& o) {
     tables.push_back(std::move(*t));
   }
   fo.think = o.timing == "program";
+  fo.journal_bytes = o.journal_mb << 20;
   fo.only = o.only;
   std::vector<Row> rows;
   std::map<std::string, uint64_t> not_modelled;
@@ -382,6 +384,11 @@ void RegisterModel(CLI::App& app, Action* action) {
                   "Per-call CPU tables (iorr calibrate DIR --calls), comma-separated or repeated:\n"
                   "a row of file system F uses the table measured on F")
       ->delimiter(',');
+  sub->add_option("--journal-mb", o->journal_mb,
+                  "ext3/ext4 journal size in MiB (mke2fs: 32 for 1 GiB, 64 up to 16 GiB, 128 up\n"
+                  "to 32 GiB)")
+      ->check(CLI::Range(4, 4096))
+      ->capture_default_str();
   sub->add_option("--mem", o->mem, "Memory in bytes (default: the trace header's)");
   sub->add_option("--dirty-ratio", o->dirty_ratio, "vm.dirty_ratio (default: the header's)");
   sub->add_option("--dirty-background-ratio", o->dirty_background_ratio,

@@ -66,6 +66,7 @@ int64_t CallCosts::CostNs(const trace::Event& e) const {
   CallCategory c = CategoryOf(e);
   if (c == CallCategory::kNone) return 0;
   double cost = ns[static_cast<int>(c)];
+  if (c == CallCategory::kUnlink) cost += unlink_deferred_ns;
   if (e.ret > 0 && (c == CallCategory::kWrite || c == CallCategory::kRead))
     cost += static_cast<double>(e.ret) / 1024.0 *
             (c == CallCategory::kWrite ? write_ns_per_kib : read_ns_per_kib);
@@ -92,8 +93,9 @@ Result<CallCosts> ParseCallCosts(std::string_view text, const std::string& origi
   if (!calls || calls->type != jsonfields::json::Type::kObject)
     return fail(top.Error("calls_us", calls ? "must be an object" : "missing"));
   jsonfields::Fields f(p, static_cast<uint32_t>(calls - &p.value(0)), "calls_us.");
-  if (Status s = f.Check({"create", "open", "close", "write", "write_per_kib", "read",
-                          "read_per_kib", "setattr", "stat", "unlink", "mkdir", "rmdir", "rename"});
+  if (Status s =
+          f.Check({"create", "open", "close", "write", "write_per_kib", "read", "read_per_kib",
+                   "setattr", "stat", "unlink", "mkdir", "rmdir", "rename", "unlink_deferred"});
       !s)
     return fail(s);
   auto number = [&](std::string_view key, double* out) -> Status {
@@ -107,6 +109,8 @@ Result<CallCosts> ParseCallCosts(std::string_view text, const std::string& origi
     if (Status s = number(kCallCategoryNames[i], &c.ns[i]); !s) return fail(s);
   if (Status s = number("write_per_kib", &c.write_ns_per_kib); !s) return fail(s);
   if (Status s = number("read_per_kib", &c.read_ns_per_kib); !s) return fail(s);
+  if (f.Find("unlink_deferred"))
+    if (Status s = number("unlink_deferred", &c.unlink_deferred_ns); !s) return fail(s);
   return c;
 }
 

@@ -12,7 +12,8 @@
 //   {"type": "call-costs", "fs": "ext4", "description": "...",
 //    "calls_us": {"create": 10.9, "open": 2.1, "close": 1.0, "write": 2.5, "write_per_kib": 0.1,
 //                 "read": 1.2, "read_per_kib": 0.05, "setattr": 1.8, "stat": 0.6,
-//                 "unlink": 8.0, "mkdir": 20.0, "rmdir": 15.0, "rename": 9.0}}
+//                 "unlink": 8.0, "mkdir": 20.0, "rmdir": 15.0, "rename": 9.0,
+//                 "unlink_deferred": 15.0}}     (the last one optional)
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,9 @@ struct CallCosts {
   std::string fs;  // the file system they were measured on (statfs type name)
   double ns[kCallCategories] = {};
   double write_ns_per_kib = 0, read_ns_per_kib = 0;
+  // Work an unlink leaves to the file system's background threads (xfs inode inactivation),
+  // which sync waits for: charged to the unlink. Optional in the file ("unlink_deferred").
+  double unlink_deferred_ns = 0;
 
   // The category of a call (kNone for calls the table does not cover).
   static CallCategory CategoryOf(const trace::Event& e);

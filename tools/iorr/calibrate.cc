@@ -35,6 +35,7 @@ struct Options {
   uint64_t size_mb = 256;
   bool calls = false;
   uint32_t files = 2000;
+  uint32_t rounds = 3;
 };
 
 double Now() {
@@ -119,11 +120,13 @@ std::string FsTypeOf(const std::string& dir) {
 // `--calls`: the CPU each kind of call costs on DIR's file system (model/call_costs.h), from
 // `files` files of 4 KiB in a fresh scratch directory, single-threaded, page cache warm: the
 // median of each call's own time, measured around the system call alone.
-int RunCalls(const Options& o) {
-  double started = Now();
-  std::string fs = FsTypeOf(o.dir);
-  if (fs.empty()) throw Error(o.dir + ": cannot tell which file system it is on");
-  std::string base = o.dir + "/iorr-calls." + std::to_string(::getpid());
+// One round of the --calls measurements in a fresh directory; appends each category's median
+// to `med` (and the 64 KiB write and read medians and the deferred unlink cost to the rest).
+void CallsRound(const Options& o, uint32_t round, std::vector<double> med[],
+                std::vector<double>* write64_med, std::vector<double>* read64_med,
+                std::vector<double>* deferred) {
+  std::string base =
+      o.dir + "/iorr-calls." + std::to_string(::getpid()) + "." + std::to_string(round);
   if (::mkdir(base.c_str(), 0755) != 0)
     throw Error("cannot create " + base + ": " + std::strerror(errno));
   struct Cleanup {
@@ -131,17 +134,27 @@ int RunCalls(const Options& o) {
     uint32_t n;
     ~Cleanup() {
       for (uint32_t i = 0; i < n; ++i) {
-        ::unlink((base + "/f" + std::to_string(i)).c_str());
-        ::unlink((base + "/g" + std::to_string(i)).c_str());
+        std::string sub = base + "/s" + std::to_string(i / 50) + "/";
+        ::unlink((sub + "f" + std::to_string(i)).c_str());
+        ::unlink((sub + "g" + std::to_string(i)).c_str());
         ::rmdir((base + "/d" + std::to_string(i)).c_str());
       }
+      for (uint32_t i = 0; i < n; i += 50) ::rmdir((base + "/s" + std::to_string(i / 50)).c_str());
       ::rmdir(base.c_str());
     }
   } cleanup{base, o.files};
   std::vector<double> t[model::kCallCategories];
   std::vector<double> write64, read64;
   std::vector<char> buf(64 << 10, 'x');
-  auto name = [&](char c, uint32_t i) { return base + "/" + c + std::to_string(i); };
+  // Files 50 to a directory, as in a source tree (a directory of thousands makes every name
+  // operation dearer); directories made and removed straight in base.
+  auto name = [&](char c, uint32_t i) {
+    if (c == 'd') return base + "/d" + std::to_string(i);
+    return base + "/s" + std::to_string(i / 50) + "/" + c + std::to_string(i);
+  };
+  for (uint32_t i = 0; i < o.files; i += 50)
+    if (::mkdir((base + "/s" + std::to_string(i / 50)).c_str(), 0755) != 0)
+      throw Error("cannot create a directory in " + base + ": " + std::strerror(errno));
   auto timed = [](std::vector<double>& into, auto&& call) {
     double a = Now();
     auto r = call();
@@ -201,20 +214,36 @@ int RunCalls(const Options& o) {
     check(timed(cat(C::kMkdir), [&] { return ::mkdir(name('d', i).c_str(), 0755); }), "mkdir");
   for (uint32_t i = 0; i < dirs; ++i)
     check(timed(cat(C::kRmdir), [&] { return ::rmdir(name('d', i).c_str()); }), "rmdir");
+  for (int i = 0; i < model::kCallCategories; ++i) med[i].push_back(Median(t[i]));
+  write64_med->push_back(Median(write64));
+  read64_med->push_back(Median(read64));
+  deferred->push_back(deferred_us);
+}
+
+// `--calls`: see CallsRound; the table holds the median over --rounds rounds of each median.
+int RunCalls(const Options& o) {
+  double started = Now();
+  std::string fs = FsTypeOf(o.dir);
+  if (fs.empty()) throw Error(o.dir + ": cannot tell which file system it is on");
+  std::vector<double> med[model::kCallCategories], write64, read64, deferred;
+  for (uint32_t r = 0; r < o.rounds; ++r) CallsRound(o, r, med, &write64, &read64, &deferred);
+  using C = model::CallCategory;
+  double deferred_us = Median(deferred);
 
   double us[model::kCallCategories];
-  for (int i = 0; i < model::kCallCategories; ++i) us[i] = Median(t[i]) * 1e6;
+  for (int i = 0; i < model::kCallCategories; ++i) us[i] = Median(med[i]) * 1e6;
   // Reads and writes: a base per call plus a cost per KiB, from the 4 KiB and 64 KiB medians.
   double w4 = us[static_cast<int>(C::kWrite)], w64 = Median(write64) * 1e6;
-  double r4 = us[static_cast<int>(C::kRead)], r64 = Median(read64) * 1e6;
+  double r4 = us[static_cast<int>(C::kRead)], r64 = Median(read64) * 1e6;  // medians of medians
   double w_kib = std::max(0.0, (w64 - w4) / 60), r_kib = std::max(0.0, (r64 - r4) / 60);
   us[static_cast<int>(C::kWrite)] = std::max(0.0, w4 - 4 * w_kib);
   us[static_cast<int>(C::kRead)] = std::max(0.0, r4 - 4 * r_kib);
   std::string json = "{\n  \"type\": \"call-costs\",\n  \"fs\": \"" + fs + "\",\n";
   char line[256];
   std::snprintf(line, sizeof line,
-                "  \"description\": \"measured by iorr calibrate --calls on %s (%s), %u files\",\n",
-                o.dir.c_str(), fs.c_str(), o.files);
+                "  \"description\": \"measured by iorr calibrate --calls on %s (%s), %u rounds of "
+                "%u files\",\n",
+                o.dir.c_str(), fs.c_str(), o.rounds, o.files);
   json += line;
   json += "  \"calls_us\": {";
   for (int i = 0; i < model::kCallCategories; ++i) {
@@ -372,6 +401,9 @@ void RegisterCalibrate(CLI::App& app, Action* action) {
       "--calls", o->calls,
       "Instead: measure what each kind of call (create, write, chmod, unlink, ...) costs\n"
       "in CPU on DIR's file system and write a call-cost table (iorr model --cpu)");
+  sub->add_option("--rounds", o->rounds, "Rounds of --calls (the table takes their median)")
+      ->check(CLI::Range(1u, 100u))
+      ->capture_default_str();
   sub->add_option("--files", o->files, "Files for --calls")
       ->check(CLI::Range(10u, 1000000u))
       ->capture_default_str();

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <string_view>
 
 #include "traces/reader.h"
@@ -143,8 +145,30 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   o_.only = only;
   trace::MergedReader m(opened->get());
   Event e;
-  bool first = true;
-  int64_t prev_end = 0, all_end = 0;
+  // Threads run apart, in recorded order, each call starting when what happened before it in
+  // the recording has happened in the model: after the recorded start of a call, every call
+  // that had ended by then (in any thread) has ended in the model too, plus, in program
+  // timing, the same think time after it. So for call e,
+  //   start(e) = e.start + max over threads U of (model end - recorded end of U's latest call
+  //              that ended before e.start)              (program timing)
+  //   start(e) = max over those calls of their model end  (afap)
+  // A single thread runs exactly as a sequence; threads whose calls overlapped in the
+  // recording overlap in the model (one waiting for the disk does not hold up another).
+  // Calls are still applied in recorded order, so a thread behind the device's clock submits
+  // late (the device takes it at its clock).
+  struct Ended {
+    int64_t rec_end, model_end;
+    uint32_t tid;
+    bool operator>(const Ended& o) const { return rec_end > o.rec_end; }
+  };
+  std::priority_queue<Ended, std::vector<Ended>, std::greater<Ended>> ended;
+  struct Lag {
+    int64_t delay = INT64_MIN;  // model end - recorded end of its latest call known ended
+    int64_t end = 0;            // that call's model end
+  };
+  std::unordered_map<uint32_t, Lag> lags;  // by thread
+  Lag retired;                             // the largest of threads that exited
+  int64_t all_end = 0, elapsed = 0;
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
@@ -153,12 +177,21 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Bookkeep(e);
     if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
-    // The program's own time: from the recording's start to the first call, between calls
-    // (what --only leaves out included), after the last one (below).
-    int64_t gap = !o_.think ? 0 : std::max<int64_t>(0, e.start_ns - (first ? 0 : prev_end));
-    first = false;
-    prev_end = std::max(prev_end, e.end_ns);
-    Advance(t_ + gap);
+    while (!ended.empty() && ended.top().rec_end <= e.start_ns) {
+      Lag& l = lags[ended.top().tid];
+      l.delay = ended.top().model_end - ended.top().rec_end;
+      l.end = ended.top().model_end;
+      ended.pop();
+    }
+    Lag most = retired;
+    for (const auto& [tid, l] : lags) {
+      most.delay = std::max(most.delay, l.delay);
+      most.end = std::max(most.end, l.end);
+    }
+    if (most.delay == INT64_MIN) most.delay = 0;  // nothing ended before it: the first call
+    int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + most.delay) : most.end;
+    t_ = start;  // this thread's time; may be behind another thread's
+    Advance(t_);
     int64_t before = t_;
     bool waited = Apply(e);
     waited = waited || t_ > before;
@@ -167,6 +200,24 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (o_.costs) cpu = std::max(cpu, o_.costs->CostNs(e));  // the target file system's CPU
     r->io_wait_ns += t_ - before;
     Advance(t_ + cpu);
+    elapsed = std::max(elapsed, t_);
+    ended.push({e.end_ns, t_, e.tid});
+    if (e.call == CallId::exit || e.call == CallId::exit_group) {
+      // Its calls still order what follows; keep the thread's lag, drop the thread.
+      while (!ended.empty()) {  // everything recorded before its exit is known by now
+        if (ended.top().rec_end > e.end_ns) break;
+        Lag& l = lags[ended.top().tid];
+        l.delay = ended.top().model_end - ended.top().rec_end;
+        l.end = ended.top().model_end;
+        ended.pop();
+      }
+      auto it = lags.find(e.tid);
+      if (it != lags.end()) {
+        retired.delay = std::max(retired.delay, it->second.delay);
+        retired.end = std::max(retired.end, it->second.end);
+        lags.erase(it);
+      }
+    }
     if (t_ >= next_flusher_ns_) {
       WriteBackExpired();
       next_flusher_ns_ = t_ + o_.dirty_writeback_ns;
@@ -174,8 +225,18 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Tick();
   }
   if (!m.status().ok()) return m.status();
-  if (o_.think) Advance(t_ + std::max<int64_t>(0, all_end - prev_end));
-  r->elapsed_ns = t_;
+  // Program timing: the recording went on after the last call counted (exits, --only).
+  int64_t delay = retired.delay;
+  while (!ended.empty()) {
+    delay = std::max(delay, ended.top().model_end - ended.top().rec_end);
+    ended.pop();
+  }
+  for (const auto& [tid, l] : lags) delay = std::max(delay, l.delay);
+  if (delay == INT64_MIN) delay = 0;
+  if (o_.think) elapsed = std::max(elapsed, all_end + delay);
+  t_ = std::max(t_, elapsed);
+  Advance(t_);
+  r->elapsed_ns = elapsed;
   dev_.Quiesce();
   r->device = dev_.stats();
   return {};

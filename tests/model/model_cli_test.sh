@@ -66,6 +66,37 @@ PY
 echo '{"rows": 3}' > mine.validation.json
 if "$iorr" model t.iorr --disk "$PWD/mine.json" > /dev/null 2> v.err; then fail "a bad validation file was accepted"
 else ok "bad validation file refused: $(cat v.err)"; fi
+# Threads run apart: thread 1 writes and fsyncs 20 times (each fsync 8 ms in the recording),
+# thread 2 spends 8 ms of CPU in each of 20 writes made while thread 1's fsyncs were running.
+# On hdd-7200 the fsyncs take longer than recorded; thread 2 must not wait for them, so the two
+# threads together take about as long as thread 1 alone (as one sequence they would take 20 x
+# 8 ms more).
+gen() {  # tids: "1 2" (two threads), "1" (thread 1 alone)
+  local ta=$1 tb=${2:-}
+  echo '{"iorr_header":{"version":1,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}'
+  echo "{\"pid\":1,\"tid\":$ta,\"call\":\"openat\",\"start_ns\":1000,\"end_ns\":2000,\"ret\":3,\"errno\":null,\"args\":{\"dirfd\":\"AT_FDCWD\",\"path\":\"/w/a\",\"flags\":\"O_WRONLY|O_CREAT\",\"mode\":420}}"
+  [[ -n $tb ]] && echo "{\"pid\":1,\"tid\":$tb,\"call\":\"openat\",\"start_ns\":3000,\"end_ns\":4000,\"ret\":4,\"errno\":null,\"args\":{\"dirfd\":\"AT_FDCWD\",\"path\":\"/w/b\",\"flags\":\"O_WRONLY|O_CREAT\",\"mode\":420}}"
+  for i in $(seq 0 19); do
+    local t=$((10000000 * i + 10000))
+    echo "{\"pid\":1,\"tid\":$ta,\"call\":\"pwrite64\",\"start_ns\":$t,\"end_ns\":$((t + 5000)),\"ret\":4096,\"errno\":null,\"args\":{\"fd\":3,\"count\":4096,\"offset\":$((4096 * i))}}"
+    echo "{\"pid\":1,\"tid\":$ta,\"call\":\"fsync\",\"start_ns\":$((t + 10000)),\"end_ns\":$((t + 8010000)),\"ret\":0,\"errno\":null,\"args\":{\"fd\":3}}"
+    [[ -n $tb ]] && echo "{\"pid\":1,\"tid\":$tb,\"call\":\"pwrite64\",\"start_ns\":$((t + 20000)),\"end_ns\":$((t + 8020000)),\"ret\":4096,\"errno\":null,\"args\":{\"fd\":4,\"count\":4096,\"offset\":$((4096 * i))}}"
+  done
+}
+ok_threads=1
+for v in "1 2:two" "1:alone"; do
+  gen ${v%%:*} > "thr-${v#*:}.jsonl"
+  "$iorr" import jsonl "thr-${v#*:}.jsonl" -o "thr-${v#*:}.iorr" 2> thr.err || { ok_threads=0; fail "import: $(cat thr.err)"; }
+done
+if [[ $ok_threads == 1 ]]; then
+  el() { "$iorr" model "thr-$1.iorr" --fs ext4 --disk hdd-7200 --cache on --barrier on --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2; }
+  two=$(el two) alone=$(el alone)
+  if python3 -c "import sys; two, alone = map(float, sys.argv[1:]); sys.exit(0 if alone * 0.99 <= two <= alone + 0.05 else 1)" "$two" "$alone"; then
+    ok "threads apart: two threads $two s, thread 1 alone $alone s (as one sequence: +0.16 s)"
+  else
+    fail "threads apart: two threads $two s, thread 1 alone $alone s"
+  fi
+fi
 echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
 elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"

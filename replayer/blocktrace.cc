@@ -25,6 +25,7 @@
 #include "traces/calls.h"
 #include "traces/event.h"
 #include "traces/header.h"
+#include "traces/mountinfo.h"
 #include "traces/writer.h"
 
 namespace iorr::replay {
@@ -209,20 +210,6 @@ void RemoveStaleInstances(const std::string& tracefs) {
 
 // ------------------------------------------------------------------------------ mountinfo
 
-std::string UnescapeMountinfo(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
-        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-      out.push_back(
-          static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 bool ReadSmallFile(const std::string& path, std::string* out) {
   std::ifstream in(path);
@@ -365,43 +352,15 @@ Result<BlockDevice> FindBlockDevice(const std::string& dir) {
     have_id = true;
   }
 #endif
-  struct Mount {
-    uint64_t id = 0;
-    std::string point, fs, source, options;
-  };
-  std::vector<Mount> mounts;
-  {
-    std::ifstream in("/proc/self/mountinfo");
-    if (!in) return Status::Error("cannot read /proc/self/mountinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      // id parent major:minor root mount-point options [optional...] - fstype source super-options
-      std::vector<std::string_view> f;
-      std::string_view rest = line;
-      while (!rest.empty()) {
-        size_t sp = rest.find(' ');
-        f.push_back(rest.substr(0, sp));
-        rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
-      }
-      if (f.size() < 6) continue;
-      auto dash = std::find(f.begin() + 6, f.end(), "-");
-      if (f.end() - dash < 4) continue;
-      Mount m;
-      if (!ParseNum(f[0], &m.id)) continue;
-      m.point = UnescapeMountinfo(f[4]);
-      m.fs = UnescapeMountinfo(dash[1]);
-      m.source = UnescapeMountinfo(dash[2]);
-      m.options = std::string(f[5]) + "," + std::string(dash[3]);
-      mounts.push_back(std::move(m));
-    }
-  }
-  const Mount* hit = nullptr;
+  std::vector<trace::MountEntry> mounts;
+  if (!trace::ReadMountinfo(&mounts)) return Status::Error("cannot read /proc/self/mountinfo");
+  const trace::MountEntry* hit = nullptr;
   if (have_id)
-    for (const Mount& m : mounts)
+    for (const trace::MountEntry& m : mounts)
       if (m.id == mnt_id) hit = &m;
   if (hit == nullptr) {  // the longest mount point above the path; the last of equals is on top
     std::string_view path = real;
-    for (const Mount& m : mounts)
+    for (const trace::MountEntry& m : mounts)
       if (path.substr(0, m.point.size()) == m.point &&
           (m.point == "/" || path.size() == m.point.size() || path[m.point.size()] == '/') &&
           (hit == nullptr || m.point.size() >= hit->point.size()))
@@ -411,8 +370,8 @@ Result<BlockDevice> FindBlockDevice(const std::string& dir) {
     return Status::Error("no mount holds " + std::string(real) + " in /proc/self/mountinfo");
   BlockDevice best;
   best.mount_point = hit->point;
-  best.fs = hit->fs;
-  best.mount_options = hit->options;
+  best.fs = hit->fstype;
+  best.mount_options = hit->options + "," + hit->super_options;
   const std::string best_source = hit->source;
   const std::string what = std::string(real) + " is on " + best.fs + " (" + best_source +
                            " mounted on " + best.mount_point + ")";

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "traces/path_normalize.h"
+
 namespace iorr::replay {
 
 std::string Compose(std::string_view base, std::string_view p) {
@@ -18,27 +20,7 @@ std::string Compose(std::string_view base, std::string_view p) {
   return out;
 }
 
-std::string Normalize(std::string_view p) {
-  std::vector<std::string_view> parts;
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string_view c = p.substr(i, j - i);
-    if (c == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!c.empty() && c != ".") {
-      parts.push_back(c);
-    }
-    i = j + 1;
-  }
-  std::string out;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    if (k) out.push_back('/');
-    out += parts[k];
-  }
-  return out;
-}
+std::string Normalize(std::string_view p) { return trace::NormalizePath(p); }
 
 std::string_view Parent(std::string_view n) {
   size_t i = n.rfind('/');

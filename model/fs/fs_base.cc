@@ -8,6 +8,7 @@
 #include <queue>
 #include <string_view>
 
+#include "traces/path_normalize.h"
 #include "traces/reader.h"
 
 namespace iorr::model::fs {
@@ -18,28 +19,8 @@ using trace::Event;
 
 namespace {
 
-// "/a/./b//c/../d" -> "/a/b/d"; lexical, as the model cannot follow symlinks.
-std::string Normalize(std::string_view path) {
-  std::vector<std::string_view> parts;
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    std::string_view c = path.substr(i, j - i);
-    if (c == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!c.empty() && c != ".") {
-      parts.push_back(c);
-    }
-    i = j + 1;
-  }
-  std::string out;
-  for (std::string_view c : parts) {
-    out += '/';
-    out += c;
-  }
-  return out.empty() ? "/" : out;
-}
+// "/a/./b//c/../d" -> "/a/b/d": absolute, lexical (the model cannot follow symlinks).
+std::string Normalize(std::string_view path) { return "/" + trace::NormalizePath(path); }
 
 bool Under(const std::string& path, const std::string& prefix) {
   if (prefix == "/") return true;

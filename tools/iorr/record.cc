@@ -36,6 +36,7 @@
 #include "traces/encoder.h"
 #include "traces/format.h"
 #include "traces/header.h"
+#include "traces/mountinfo.h"
 #include "traces/reader.h"
 
 extern char** environ;
@@ -121,21 +122,6 @@ std::string ShellQuote(const std::vector<std::string>& argv) {
   return out;
 }
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string UnescapeMountinfo(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-      int c = (s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0');
-      out.push_back(static_cast<char>(c));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 bool PseudoFileSystem(std::string_view fstype) {
   static constexpr std::string_view kPseudo[] = {
@@ -149,24 +135,12 @@ bool PseudoFileSystem(std::string_view fstype) {
 // One "mount:<mount point>" field per real file system in /proc/self/mountinfo; a mount point
 // mounted over keeps the value of the mount that is visible (the last one).
 void AddMountFields(trace::Header& h) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mount-point options [optional...] - fstype source super-options
-    std::vector<std::string_view> f;
-    std::string_view rest = line;
-    while (!rest.empty()) {
-      size_t sp = rest.find(' ');
-      f.push_back(rest.substr(0, sp));
-      rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
-    }
-    auto dash = std::find(f.begin() + std::min<size_t>(f.size(), 6), f.end(), "-");
-    if (f.size() < 6 || f.end() - dash < 4) continue;
-    std::string_view fstype = dash[1], source = dash[2], super = dash[3];
-    if (PseudoFileSystem(fstype)) continue;
-    std::string key = std::string(trace::key::kMountPrefix) + UnescapeMountinfo(f[4]);
-    h.Set(key, std::string(source) + " " + std::string(fstype) + " " + std::string(f[5]) + "," +
-                   std::string(super));
+  std::vector<trace::MountEntry> mounts;
+  trace::ReadMountinfo(&mounts);
+  for (const trace::MountEntry& m : mounts) {
+    if (PseudoFileSystem(m.fstype)) continue;
+    h.Set(std::string(trace::key::kMountPrefix) + m.point,
+          m.source + " " + m.fstype + " " + m.options + "," + m.super_options);
   }
 }
 

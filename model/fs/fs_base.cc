@@ -270,22 +270,22 @@ void FsBase::SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t fl
 }
 
 File& FsBase::FileNamed(const std::string& name) {
-  auto it = files_.find(name);
+  auto it = files_.find(std::string_view(name));
   if (it != files_.end()) return *it->second;
   File& f = storage_.emplace_back();
   f.ino = next_inode_++;
   f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(f.ino);
-  files_[name] = &f;
+  files_.emplace(Name(name, &arena_), &f);
   return f;
 }
 
 MetaBlock FsBase::DirBlock(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
-  auto it = dir_blocks_.find(dir);
+  auto it = dir_blocks_.find(std::string_view(dir));
   if (it != dir_blocks_.end()) return it->second;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
-  dir_blocks_[dir] = b;
+  dir_blocks_.emplace(Name(dir, &arena_), b);
   File& d = FileNamed(dir.empty() ? "/" : dir);
   d.is_dir = true;
   dir_files_[b] = &d;
@@ -395,7 +395,7 @@ bool FsBase::Apply(const Event& e) {
       std::string name = path(idx);
       int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC) : e.args[idx + 1].i;
       fds_[fdkey(e.ret)] = {name, (flags & (O_SYNC | O_DSYNC)) != 0};
-      bool existed = files_.count(name) != 0;
+      bool existed = files_.count(std::string_view(name)) != 0;
       File& f = FileNamed(name);
       f.unlinked = false;
       if (flags & O_DIRECTORY) f.is_dir = true;
@@ -505,17 +505,20 @@ bool FsBase::Apply(const Event& e) {
         AddEntry(DirBlock(to), 1);
         MetadataChanged(f, DirBlock(to));
       }
-      auto it = files_.find(from);
+      auto it = files_.find(std::string_view(from));
       File* fp = it->second;
       files_.erase(it);
-      auto old = files_.find(to);
+      auto old = files_.find(std::string_view(to));
       if (old != files_.end() && old->second != fp) {
         File& victim = *old->second;
         victim.unlinked = true;
         DropDirty(victim);
         Freed(victim, 0);
       }
-      files_[to] = fp;
+      if (old != files_.end())
+        old->second = fp;
+      else
+        files_.emplace(Name(to, &arena_), fp);
       return false;
     }
     case CallId::unlink:
@@ -530,11 +533,11 @@ bool FsBase::Apply(const Event& e) {
       bool dir =
           e.call == CallId::rmdir || (e.call == CallId::unlinkat && (e.args[2].i & AT_REMOVEDIR));
       if (dir) {
-        auto own = dir_blocks_.find(name);
+        auto own = dir_blocks_.find(std::string_view(name));
         DirRemoved(own == dir_blocks_.end() ? 0 : own->second);
       }
       Freed(f, DirBlock(name));
-      files_.erase(name);
+      if (auto gone = files_.find(std::string_view(name)); gone != files_.end()) files_.erase(gone);
       return false;
     }
     default:

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory_resource>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -147,12 +148,22 @@ class FsBase {
   int64_t next_flusher_ns_ = 0;
   uint64_t tag_ = 0;
   std::unordered_set<uint64_t> pending_;
-  std::unordered_set<uint64_t> waiting_;          // of pending_, those Wait waits for
-  std::deque<File> storage_;                      // stable addresses
-  std::unordered_map<std::string, File*> files_;  // by the name the trace last gave it
-  std::deque<File*> dirty_order_;                 // in the order they became dirty
+  std::unordered_set<uint64_t> waiting_;  // of pending_, those Wait waits for
+  std::deque<File> storage_;              // stable addresses
+  // Names live in an arena freed in one go (a trace names hundreds of thousands of files);
+  // the maps look them up by string_view without building a string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Name = std::pmr::string;
+  template <typename V>
+  using NameMap = std::pmr::unordered_map<Name, V, NameHash, std::equal_to<>>;
+  std::pmr::monotonic_buffer_resource arena_{1 << 20};
+  NameMap<File*> files_{&arena_};  // by the name the trace last gave it
+  std::deque<File*> dirty_order_;  // in the order they became dirty
   std::unordered_map<uint64_t, OpenFile> fds_;
-  std::unordered_map<std::string, MetaBlock> dir_blocks_;
+  NameMap<MetaBlock> dir_blocks_{&arena_};
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
   std::unordered_map<MetaBlock, File*> dir_files_;
   std::unordered_map<int32_t, std::string> cwd_;  // by pid

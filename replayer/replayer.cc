@@ -672,9 +672,11 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     }
     case CallId::chdir: {
       std::string n = path(-1, 0);
+      // The recorded process moved there, whether or not the call is replayed (outside --only,
+      // a pseudo file system): its later relative paths start from there.
+      if (!bad && !e.failed()) p.cwd = n;
       if (!check_path(n)) return;
       with_path_fd(n, O_DIRECTORY, [&](int) { return 0L; });
-      if (r == 0) p.cwd = n;
       break;
     }
     case CallId::fchdir: {

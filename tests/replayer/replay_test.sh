@@ -153,5 +153,27 @@ if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; th
   fi
 fi
 
+# A chdir outside --only is not replayed but still moves the recorded process: a relative
+# readlink after it names the file there (outside, so skipped), not one under the prefix.
+cat > cwd.jsonl << JSON
+{"iorr_header":{"version":1,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"mkdir","start_ns":1000,"end_ns":2000,"ret":0,"errno":null,"args":{"path":"/w/d","mode":493}}
+{"pid":1,"tid":1,"call":"chdir","start_ns":3000,"end_ns":4000,"ret":0,"errno":null,"args":{"path":"/usr/lib"}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":5000,"end_ns":6000,"ret":-1,"errno":"EINVAL","args":{"path":"os-release","bufsiz":64}}
+{"pid":1,"tid":1,"call":"chdir","start_ns":7000,"end_ns":8000,"ret":0,"errno":null,"args":{"path":"/w/d"}}
+{"pid":1,"tid":1,"call":"openat","start_ns":9000,"end_ns":10000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"f","flags":"O_WRONLY|O_CREAT","mode":420}}
+JSON
+mkdir rootcwd
+if "$iorr" import jsonl cwd.jsonl -o cwd.iorr 2> cwd.err &&
+  "$iorr" replay cwd.iorr --root rootcwd --only /w --json > cwd.json 2>> cwd.err; then
+  if [[ -f rootcwd/w/d/f ]] && grep -q '"mismatches":0' cwd.json; then
+    ok "chdir outside --only moves the recorded cwd: 0 mismatches, rootcwd/w/d/f made"
+  else
+    fail "chdir outside --only: $(head -c 400 cwd.json)"
+  fi
+else
+  fail "chdir outside --only: $(tail -n 2 cwd.err | tr '\n' ' ')"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

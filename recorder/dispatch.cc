@@ -70,6 +70,8 @@ void iorr_restore_rt() __attribute__((visibility("hidden")));
 extern char iorr_restore_rt_syscall[] __attribute__((visibility("hidden")));
 }
 
+extern char** environ;
+
 namespace iorr::recorder {
 
 thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
@@ -86,7 +88,7 @@ struct KSigaction {
   uint64_t mask;
 };
 constexpr unsigned long kSaRestorer = 0x04000000;
-void* const kDfl = nullptr;                      // SIG_DFL
+void* const kDfl = nullptr;                     // SIG_DFL
 void* const kIgn = reinterpret_cast<void*>(1);  // SIG_IGN
 constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 
@@ -162,7 +164,8 @@ long Sigaction(const long* a) {
 // rt_sigprocmask (and the mask of rt_sigtimedwait-like calls): SIGSYS never gets blocked.
 long Sigprocmask(const long* a) {
   auto* set = reinterpret_cast<const uint64_t*>(a[1]);
-  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK)) return Raw(SYS_rt_sigprocmask, a);
+  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK))
+    return Raw(SYS_rt_sigprocmask, a);
   uint64_t copy = *set & ~SigBit(SIGSYS);
   long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
   return Raw(SYS_rt_sigprocmask, b);
@@ -184,6 +187,10 @@ long ForkLike(long nr, const long* a, bool* escaped) {
   }
   if ((flags & kCloneVm) || stack != 0) {
     *escaped = true;
+    // A spawn from inside libc (glibc's posix_spawn child, as popen and system use): the child
+    // runs unarmed and execs with the program's environment. Without the library in it, nothing
+    // the child runs is recorded: say so.
+    if ((flags & CLONE_VFORK) && !EnvHasLibrary(environ)) NoteUnarmedSpawn();
     return 0;
   }
   Call c;
@@ -339,8 +346,8 @@ void DispatchArmThread() {
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
   t_selector = 1;  // BLOCK
   long r = RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
-                       reinterpret_cast<long>(iorr_gate_start),
-                       iorr_gate_end - iorr_gate_start, reinterpret_cast<long>(&t_selector));
+                       reinterpret_cast<long>(iorr_gate_start), iorr_gate_end - iorr_gate_start,
+                       reinterpret_cast<long>(&t_selector));
   t_armed = r == 0;
   if (!t_armed) t_selector = 0;
 }

@@ -27,11 +27,11 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
-#include <utility>
 #include <new>
+#include <utility>
 
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
@@ -48,7 +48,7 @@ using trace::ChunkEncoder;
 using trace::ChunkLimits;
 
 constexpr int kMaxThreads = 4096;
-constexpr int64_t kFlushAgeNs = 100'000'000;   // a pending event is written within this
+constexpr int64_t kFlushAgeNs = 100'000'000;  // a pending event is written within this
 constexpr int64_t kWriterTickNs = 20'000'000;
 constexpr int64_t kClockSkewMarginNs = 1'000'000;
 
@@ -283,8 +283,8 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now) {
   uint64_t tail2 = ts->tail.load(std::memory_order_seq_cst);
   if (const EntryHead* h = EntryAt(ts, head, tail2, &at)) {
     int64_t cur = ts->slot->unflushed_min.load(std::memory_order_relaxed);
-    while (h->start < cur &&
-           !ts->slot->unflushed_min.compare_exchange_weak(cur, h->start, std::memory_order_seq_cst)) {
+    while (h->start < cur && !ts->slot->unflushed_min.compare_exchange_weak(
+                                 cur, h->start, std::memory_order_seq_cst)) {
     }
   }
 }
@@ -371,7 +371,8 @@ void StartWriter() {
   pthread_t t;
   using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static CreateFn real_create = nullptr;
-  if (real_create == nullptr) real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (real_create == nullptr)
+    real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
   int rc = real_create ? real_create(&t, &attr, WriterMain, nullptr) : -1;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
@@ -483,8 +484,8 @@ void AddEvent(ThreadState* ts, const Event& e) {
   ts->tail.store(tail + size, std::memory_order_seq_cst);
   // Cover this event in the watermark until the writer has written it.
   int64_t cur = ts->slot->unflushed_min.load(std::memory_order_seq_cst);
-  while (e.start_ns < cur &&
-         !ts->slot->unflushed_min.compare_exchange_weak(cur, e.start_ns, std::memory_order_seq_cst)) {
+  while (e.start_ns < cur && !ts->slot->unflushed_min.compare_exchange_weak(
+                                 cur, e.start_ns, std::memory_order_seq_cst)) {
   }
   // Wake the writer when the ring passes half full, not on every event.
   uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
@@ -645,8 +646,13 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
       e->args[flags_idx + 1].i = 0;
   } else if (e->call == CallId::fcntl) {
     switch (e->args[1].i) {
-      case F_GETFD: case F_GETFL: case F_GETOWN: case F_GETSIG: case F_GETLEASE:
-      case F_GETPIPE_SZ: case F_GET_SEALS:
+      case F_GETFD:
+      case F_GETFL:
+      case F_GETOWN:
+      case F_GETSIG:
+      case F_GETLEASE:
+      case F_GETPIPE_SZ:
+      case F_GET_SEALS:
         e->args[2].i = 0;
     }
   }
@@ -654,7 +660,7 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
 
 // The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
 bool IsProtocolVar(const char* s) {
-  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd, kEnvTimeUnit, kEnvStartNs,
+  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd,   kEnvTimeUnit, kEnvStartNs,
                                       kEnvLib,     kEnvReinjected, kEnvExecStart};
   for (const char* v : kVars) {
     size_t n = strlen(v);
@@ -766,8 +772,9 @@ __attribute__((constructor(101))) void Init() {
   if ((dispatch == nullptr || strcmp(dispatch, "0") != 0) && DispatchInstall()) {
     DispatchArmThread();
   } else {
-    WriteNote("capture: PLT wrappers only (Syscall User Dispatch off): libc-internal calls "
-              "are not recorded");
+    WriteNote(
+        "capture: PLT wrappers only (Syscall User Dispatch off): libc-internal calls "
+        "are not recorded");
   }
 }
 
@@ -897,6 +904,24 @@ void ReleaseProcessSlots() {
   }
 }
 
+bool Recording() { return g_on; }
+
+bool EnvHasLibrary(char* const* envp) {
+  const char* preload = GetEnv(const_cast<char**>(envp), "LD_PRELOAD", 10);
+  return preload && g_lib[0] && strstr(preload, g_lib);
+}
+
+void NoteUnarmedSpawn() {
+  if (!g_on) return;
+  char note[160];
+  snprintf(note, sizeof(note),
+           "escape %u: a child spawned from inside libc (popen, or system without the library in "
+           "the environment) runs without the recorder: its calls are not recorded",
+           g_pid);
+  WriteNote(note);
+  g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+}
+
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,
                     int buf_cap) {
   int n = 0;
@@ -922,7 +947,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   }
   if (!has_lib) {
     if (preload && *preload) {
-      if (n >= cap - 1 || used + strlen(g_lib) + strlen(preload) + 13 >= static_cast<size_t>(buf_cap))
+      if (n >= cap - 1 ||
+          used + strlen(g_lib) + strlen(preload) + 13 >= static_cast<size_t>(buf_cap))
         return false;
       int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "LD_PRELOAD=%s:%s", g_lib,
                        preload);
@@ -976,7 +1002,6 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
   }
   return 0;
 }
-
 
 void NoWriterInThisProcess() { g_writer_started.store(1); }
 

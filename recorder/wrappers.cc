@@ -3,14 +3,12 @@
 // newfstatat(fd, "", AT_EMPTY_PATH), utimes() is utimensat, ...), with the arguments in the
 // table's (kernel) order. Failed calls are recorded too. See preload.h for the rules.
 #include <dirent.h>
-#include <pthread.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <stdarg.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -22,7 +20,9 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
+#include <termios.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -83,22 +83,22 @@ struct RegisterReal {
     if (g_nreals < 160) g_reals[g_nreals++] = {slot, name};
   }
 };
-#define DECLARE_REAL(ret, name, ...)                 \
-  ret (*real_##name)(__VA_ARGS__) = nullptr;          \
+#define DECLARE_REAL(ret, name, ...)         \
+  ret (*real_##name)(__VA_ARGS__) = nullptr; \
   RegisterReal register_##name(reinterpret_cast<void**>(&real_##name), #name)
 
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
 // the kernel arguments in table order.
-#define RECORD(R, EXPR, ID, ...)                                          \
-  do {                                                                    \
-    Call c_;                                                              \
-    bool on_ = BeginCall(&c_);                                            \
-    R r_ = EXPR;                                                          \
-    if (on_) {                                                            \
-      long k_[6] = {__VA_ARGS__};                                         \
-      EndCall(&c_, CallId::ID, k_, KernelRet(L(r_), errno));              \
-    }                                                                     \
-    return r_;                                                            \
+#define RECORD(R, EXPR, ID, ...)                             \
+  do {                                                       \
+    Call c_;                                                 \
+    bool on_ = BeginCall(&c_);                               \
+    R r_ = EXPR;                                             \
+    if (on_) {                                               \
+      long k_[6] = {__VA_ARGS__};                            \
+      EndCall(&c_, CallId::ID, k_, KernelRet(L(r_), errno)); \
+    }                                                        \
+    return r_;                                               \
   } while (0)
 
 bool NeedsMode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
@@ -246,13 +246,13 @@ DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(v
 
 // ---- open, close ----
 
-#define OPEN_MODE(flags)                     \
-  mode_t mode = 0;                           \
-  if (NeedsMode(flags)) {                    \
-    va_list ap;                              \
-    va_start(ap, flags);                     \
+#define OPEN_MODE(flags)                         \
+  mode_t mode = 0;                               \
+  if (NeedsMode(flags)) {                        \
+    va_list ap;                                  \
+    va_start(ap, flags);                         \
     mode = static_cast<mode_t>(va_arg(ap, int)); \
-    va_end(ap);                              \
+    va_end(ap);                                  \
   }
 
 IORR_EXPORT int open(const char* path, int flags, ...) {
@@ -399,7 +399,9 @@ IORR_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned fl) {
 IORR_EXPORT int msync(void* addr, size_t n, int fl) {
   RECORD(int, REAL(msync)(addr, n, fl), msync, L(addr), L(n), fl);
 }
-IORR_EXPORT int ftruncate(int fd, off_t n) { RECORD(int, REAL(ftruncate)(fd, n), ftruncate, fd, n); }
+IORR_EXPORT int ftruncate(int fd, off_t n) {
+  RECORD(int, REAL(ftruncate)(fd, n), ftruncate, fd, n);
+}
 IORR_EXPORT int ftruncate64(int fd, off_t n) {
   RECORD(int, REAL(ftruncate64)(fd, n), ftruncate, fd, n);
 }
@@ -417,16 +419,16 @@ IORR_EXPORT int fallocate64(int fd, int mode, off_t off, off_t n) {
 }
 
 // posix_fallocate and posix_fadvise return an error number instead of setting errno.
-#define RECORD_ERRNO_RESULT(EXPR, ID, ...)                 \
-  do {                                                     \
-    Call c_;                                               \
-    bool on_ = BeginCall(&c_);                             \
-    int r_ = EXPR;                                         \
-    if (on_) {                                             \
-      long k_[6] = {__VA_ARGS__};                          \
+#define RECORD_ERRNO_RESULT(EXPR, ID, ...)                  \
+  do {                                                      \
+    Call c_;                                                \
+    bool on_ = BeginCall(&c_);                              \
+    int r_ = EXPR;                                          \
+    if (on_) {                                              \
+      long k_[6] = {__VA_ARGS__};                           \
       EndCall(&c_, CallId::ID, k_, -static_cast<long>(r_)); \
-    }                                                      \
-    return r_;                                             \
+    }                                                       \
+    return r_;                                              \
   } while (0)
 
 IORR_EXPORT int posix_fallocate(int fd, off_t off, off_t n) {
@@ -462,7 +464,9 @@ IORR_EXPORT int mkdir(const char* p, mode_t m) { RECORD(int, REAL(mkdir)(p, m), 
 IORR_EXPORT int mkdirat(int d, const char* p, mode_t m) {
   RECORD(int, REAL(mkdirat)(d, p, m), mkdirat, d, L(p), m);
 }
-IORR_EXPORT int link(const char* a, const char* b) { RECORD(int, REAL(link)(a, b), link, L(a), L(b)); }
+IORR_EXPORT int link(const char* a, const char* b) {
+  RECORD(int, REAL(link)(a, b), link, L(a), L(b));
+}
 IORR_EXPORT int linkat(int da, const char* a, int db, const char* b, int fl) {
   RECORD(int, REAL(linkat)(da, a, db, b, fl), linkat, da, L(a), db, L(b), fl);
 }
@@ -649,13 +653,13 @@ IORR_EXPORT int dup3(int a, int b, int fl) {
   RECORD(int, REAL(dup3)(a, b, fl), dup3, a, b, fl);
 }
 
-#define VA_POINTER(last)        \
-  void* arg = nullptr;          \
-  {                             \
-    va_list ap;                 \
-    va_start(ap, last);         \
-    arg = va_arg(ap, void*);    \
-    va_end(ap);                 \
+#define VA_POINTER(last)     \
+  void* arg = nullptr;       \
+  {                          \
+    va_list ap;              \
+    va_start(ap, last);      \
+    arg = va_arg(ap, void*); \
+    va_end(ap);              \
   }
 
 IORR_EXPORT int fcntl(int fd, int cmd, ...) {
@@ -764,7 +768,8 @@ int ExecveOrScript(const char* path, char* const* argv, char* const* envp) {
   if (r != -1 || errno != ENOEXEC) return r;
   int argc = 0;
   while (argv && argv[argc]) ++argc;
-  char** sh_argv = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(argc + 2)));
+  char** sh_argv =
+      static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(argc + 2)));
   sh_argv[0] = const_cast<char*>("/bin/sh");
   sh_argv[1] = const_cast<char*>(path);
   for (int i = 1; i < argc; ++i) sh_argv[i + 1] = argv[i];
@@ -801,7 +806,8 @@ int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
         if (dlen > 0) buf[off++] = '/';
         memcpy(buf + off, file, flen + 1);
         ExecveOrScript(buf, argv, envp);
-        if (errno == EACCES) eacces = true;
+        if (errno == EACCES)
+          eacces = true;
         else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
                  errno != ETIMEDOUT)
           return -1;
@@ -870,13 +876,30 @@ namespace {
 struct SpawnAction {
   enum Tag { kClose, kDup2, kOpen, kChdir, kFchdir, kClosefrom, kTcsetpgrp } tag;
   union {
-    struct { int fd; } close;
-    struct { int fd, newfd; } dup2;
-    struct { int fd; char* path; int oflag; mode_t mode; } open;
-    struct { char* path; } chdir;
-    struct { int fd; } fchdir;
-    struct { int from; } closefrom;
-    struct { int fd; } tcsetpgrp;
+    struct {
+      int fd;
+    } close;
+    struct {
+      int fd, newfd;
+    } dup2;
+    struct {
+      int fd;
+      char* path;
+      int oflag;
+      mode_t mode;
+    } open;
+    struct {
+      char* path;
+    } chdir;
+    struct {
+      int fd;
+    } fchdir;
+    struct {
+      int from;
+    } closefrom;
+    struct {
+      int fd;
+    } tcsetpgrp;
   } a;
 };
 struct FileActions {
@@ -915,7 +938,7 @@ static_assert(sizeof(FileActions) == sizeof(posix_spawn_file_actions_t));
     int policy = 0;
     posix_spawnattr_getschedpolicy(attr, &policy);
     int r = (flags & POSIX_SPAWN_SETSCHEDULER) ? sched_setscheduler(0, policy, &sp)
-                                                : sched_setparam(0, &sp);
+                                               : sched_setparam(0, &sp);
     if (r < 0) err = errno;
   }
   if (!err && (flags & POSIX_SPAWN_RESETIDS) && (setgid(getgid()) != 0 || setuid(getuid()) != 0))
@@ -981,11 +1004,10 @@ static_assert(sizeof(FileActions) == sizeof(posix_spawn_file_actions_t));
 // unrecorded). Unlike vfork the child has its own copy of memory, so it can run this code; the
 // parent still waits until the child has exec'd or failed. A failure's errno comes back through
 // a shared anonymous page.
-int SpawnRecorded(bool search, pid_t* pid, const char* file,
-                  const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
-                  char* const* argv, char* const* envp) {
-  long page = RawSyscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                          -1, 0);
+int SpawnRecorded(bool search, pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa,
+                  const posix_spawnattr_t* attr, char* const* argv, char* const* envp) {
+  long page =
+      RawSyscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page < 0 && page > -4096) return EAGAIN;
   auto* shared_err = reinterpret_cast<volatile int*>(page);
   *shared_err = 0;
@@ -1025,9 +1047,62 @@ IORR_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file
   return SpawnRecorded(false, pid, path, fa, attr, argv, envp);
 }
 IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa,
-                             const posix_spawnattr_t* attr, char* const* argv,
-                             char* const* envp) {
+                             const posix_spawnattr_t* attr, char* const* argv, char* const* envp) {
   return SpawnRecorded(true, pid, file, fa, attr, argv, envp);
+}
+
+// system(3). With the library in the environment, glibc's own: its child execs the shell with
+// it. Without (the program cleared its environment), glibc would spawn the shell from inside
+// libc with that environment and nothing it runs would be recorded; so the same steps run here
+// on the recorded spawn, which puts the library back: SIGINT and SIGQUIT ignored and SIGCHLD
+// blocked in the caller while the shell runs, their dispositions and mask as they were in the
+// child, /bin/sh -c -- CMD, status 127 << 8 when the shell cannot be run.
+DECLARE_REAL(int, system, const char*);
+IORR_EXPORT int system(const char* cmd) {
+  if (!iorr::recorder::Recording() || iorr::recorder::EnvHasLibrary(environ))
+    return REAL(system)(cmd);
+  if (cmd == nullptr) return 1;  // /bin/sh is there
+  struct sigaction ign {
+  }, intr{}, quit{};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGINT, &ign, &intr);
+  sigaction(SIGQUIT, &ign, &quit);
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def;
+  sigemptyset(&def);
+  if (intr.sa_handler != SIG_IGN) sigaddset(&def, SIGINT);
+  if (quit.sa_handler != SIG_IGN) sigaddset(&def, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setsigmask(&attr, &old);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  char sh[] = "sh", c[] = "-c", dashes[] = "--";
+  char* const argv[] = {sh, c, dashes, const_cast<char*>(cmd), nullptr};
+  pid_t pid = 0;
+  int status = 0;
+  int err = SpawnRecorded(false, &pid, "/bin/sh", nullptr, &attr, argv, environ);
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) {
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        status = -1;
+        break;
+      }
+    }
+  } else {
+    status = 127 << 8;
+  }
+  int saved = errno;
+  sigaction(SIGINT, &intr, nullptr);
+  sigaction(SIGQUIT, &quit, nullptr);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return status;
 }
 
 IORR_EXPORT void _exit(int status) {
@@ -1054,8 +1129,8 @@ IORR_EXPORT long syscall(long nr, ...) {
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
   // The library's fds survive raw calls too.
   if (nr == SYS_close_range)
-    return iorr::recorder::CloseRangeKeepingOwn(static_cast<unsigned>(a[0]),
-                                                static_cast<unsigned>(a[1]), static_cast<int>(a[2]));
+    return iorr::recorder::CloseRangeKeepingOwn(
+        static_cast<unsigned>(a[0]), static_cast<unsigned>(a[1]), static_cast<int>(a[2]));
   if ((nr == SYS_dup2 || nr == SYS_dup3) && a[0] != a[1] &&
       !iorr::recorder::VacateFd(static_cast<int>(a[1]))) {
     errno = EBUSY;
@@ -1118,8 +1193,8 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
 namespace {
 struct RecDir {
   int fd;
-  size_t size;      // bytes in data
-  size_t offset;    // next entry
+  size_t size;    // bytes in data
+  size_t offset;  // next entry
   off_t filepos;
   int errcode;
   char data[32768] __attribute__((aligned(alignof(struct dirent64))));

@@ -130,5 +130,35 @@ PATH=$PWD:$PATH IORR_DISPATCH=1 timeout 60 "$iorr" record -q -o ns.iorr -- env n
 if cmp -s plain.ns rec.ns; then ok "execvp of a script without #!, user IORR_* kept"; else
   fail "execvp of a script without #!: $(cat rec.ns) (plain: $(cat plain.ns))"; fi
 
+# system() after the program cleared its environment: glibc would spawn the shell from inside
+# libc without the library; the child is recorded, sees the same environment and returns the
+# same status. A popen() made from inside libc the same way (called through a function pointer)
+# is not recorded: the trace says so in an escape note.
+cat > sys.py << 'PY'
+import ctypes, os, sys
+os.environ.clear()
+out = sys.argv[1]
+st = os.system("env | sort > %s.env; echo hi > %s; exit 3" % (out, out))
+print(st >> 8)
+libc = ctypes.CDLL(None)
+libc.popen.restype = ctypes.c_void_p
+f = libc.popen(b"echo popen > " + out.encode() + b".popen", b"r")
+libc.pclose(ctypes.c_void_p(f))
+PY
+plain_st=$(python3 sys.py "$work/sys-plain")
+rec_st=$(timeout 60 "$iorr" record -q -o sys.iorr -- python3 sys.py "$work/sys-rec")
+"$iorr" dump sys.iorr > sys.dump 2> /dev/null
+if [[ $plain_st == 3 && $rec_st == 3 ]] && cmp -s sys-plain.env sys-rec.env &&
+  grep -q "\"$work/sys-rec\", O_WRONLY|O_CREAT|O_TRUNC" sys.dump; then
+  ok "system() with a cleared environment: the child is recorded, same environment and status"
+else
+  fail "system() with a cleared environment: status $rec_st (plain $plain_st), env $(diff sys-plain.env sys-rec.env | head -n 3 | tr '\n' ' '), write recorded: $(grep -c "sys-rec\"" sys.dump)"
+fi
+if grep -q '^# note: escape .*spawned from inside libc' sys.dump && [[ -f sys-rec.popen ]]; then
+  ok "popen() from inside libc without the library: noted as an escape"
+else
+  fail "popen() from inside libc: no escape note ($(grep -c '^# note: escape' sys.dump) escape notes)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -866,6 +866,17 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   errno = saved_errno;
 }
 
+// A longjmp out of a signal handler abandons the wrapped call the signal interrupted: its
+// EndCall never runs. Without this the thread would stay "inside" it and nothing it does later
+// would be recorded. The abandoned call itself is not recorded (its result is unknown).
+void AbandonCall() {
+  if (t_depth == 0) return;
+  if (ThreadState* ts = t_state) ts->slot->in_call_since.store(kNever, std::memory_order_release);
+  t_in_handler = false;
+  t_depth = 0;
+  BlockSyscalls();
+}
+
 void NoteExecAttempt(const char* path) {
   if (g_on) NoteExec("exec-attempt", path);
 }

@@ -70,6 +70,9 @@ bool DispatchEnabled();
 void NoteExecAttempt(const char* path);
 // Whether the recording is on in this process.
 bool Recording();
+// Called by the longjmp wrappers: a jump out of a signal handler abandons the wrapped call it
+// interrupted (see preload.cc).
+void AbandonCall();
 // Whether envp would load this library into an exec'd program.
 bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose

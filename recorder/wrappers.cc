@@ -1105,6 +1105,24 @@ IORR_EXPORT int system(const char* cmd) {
   return status;
 }
 
+// longjmp and friends: a jump out of a signal handler that interrupted a wrapped call leaves
+// that call unfinished; the recorder forgets it (AbandonCall) before jumping.
+DECLARE_REAL(void, longjmp, struct __jmp_buf_tag*, int);
+DECLARE_REAL(void, _longjmp, struct __jmp_buf_tag*, int);
+DECLARE_REAL(void, siglongjmp, struct __jmp_buf_tag*, int);
+DECLARE_REAL(void, __longjmp_chk, struct __jmp_buf_tag*, int);
+#define IORR_LONGJMP(name)                                                                \
+  IORR_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val) { \
+    iorr::recorder::AbandonCall();                                                        \
+    REAL(name)(env, val);                                                                 \
+    __builtin_unreachable();                                                              \
+  }
+IORR_LONGJMP(longjmp)
+IORR_LONGJMP(_longjmp)
+IORR_LONGJMP(siglongjmp)
+IORR_LONGJMP(__longjmp_chk)
+#undef IORR_LONGJMP
+
 IORR_EXPORT void _exit(int status) {
   Call c;
   if (BeginCall(&c)) {

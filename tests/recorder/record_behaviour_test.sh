@@ -160,5 +160,22 @@ else
   fail "popen() from inside libc: no escape note ($(grep -c '^# note: escape' sys.dump) escape notes)"
 fi
 
+# A signal handler that siglongjmps out of a blocking read: the abandoned wrapped call must not
+# leave the thread unrecorded; the file written after the jump is in the trace.
+lj=$(dirname "$iorr")/longjmp_out
+if [[ -x $lj ]]; then
+  timeout 60 "$iorr" record -q -o lj.iorr -- "$lj" "$work/after-jump"
+  st=$?
+  "$iorr" dump lj.iorr > lj.dump 2> /dev/null
+  if [[ $st == 0 ]] && grep -q "\"$work/after-jump\", O_WRONLY|O_CREAT|O_TRUNC" lj.dump &&
+    grep -q ' write([0-9]*, ..., 6) = 6' lj.dump; then
+    ok "siglongjmp out of a wrapped call: later calls still recorded"
+  else
+    fail "siglongjmp out of a wrapped call: exit $st, $(grep -c 'after-jump' lj.dump) events on the file"
+  fi
+else
+  echo "skip: $lj is not built"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

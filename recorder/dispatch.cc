@@ -13,6 +13,7 @@
 //    (until the next recorded call sets BLOCK again) and counted as escapes.
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
@@ -212,18 +213,26 @@ long Execve(const long* a) {
   int n = 0;
   for (char* const* p = envp; p && *p; ++p) ++n;
   int cap = n + 16;
-  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
+  // The new environment is built in pages of its own, not on this handler's stack, which may
+  // be a small alternate signal stack; an exec that succeeds takes them with the old image.
   const int buf_cap = 16384;
-  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
+  size_t bytes = sizeof(char*) * static_cast<size_t>(cap) + buf_cap;
+  long mem = RawSyscall6(SYS_mmap, 0, static_cast<long>(bytes), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  bool have_mem = !(mem < 0 && mem > -4096);
+  char** env2 = have_mem ? reinterpret_cast<char**>(mem) : nullptr;
+  char* buf =
+      have_mem ? reinterpret_cast<char*>(mem) + sizeof(char*) * static_cast<size_t>(cap) : nullptr;
   Call c;
   bool on = BeginCall(&c);
   int64_t start = on ? c.start : NowNs();
-  bool ok = PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
+  bool ok = have_mem && PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   FlushAll();
   NoteExecAttempt(reinterpret_cast<const char*>(a[0]));
   long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
   long r = Raw(SYS_execve, b);
   NoteExecFailed();
+  if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
   if (on) EndCall(&c, CallId::execve, a, r);
   return r;
 }

@@ -177,5 +177,23 @@ else
   echo "skip: $lj is not built"
 fi
 
+# A raw execve syscall (trapped by Syscall User Dispatch, run from the SIGSYS handler) with an
+# environment without the library: the library goes back in, from pages of its own rather than
+# the handler's stack.
+cat > rawexec.py << PY
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+argv = (ctypes.c_char_p * 4)(b"/bin/sh", b"-c", b"echo raw > $work/raw-exec", None)
+env = (ctypes.c_char_p * 2)(b"A=1", None)
+libc.syscall(59, b"/bin/sh", argv, env)
+PY
+timeout 60 "$iorr" record -q -o raw.iorr -- python3 rawexec.py
+"$iorr" dump raw.iorr > raw.dump 2> /dev/null
+if [[ $(cat raw-exec 2> /dev/null) == raw ]] && grep -q "\"$work/raw-exec\", O_WRONLY" raw.dump; then
+  ok "raw execve with an environment without the library: the new program is recorded"
+else
+  fail "raw execve: $(cat raw-exec 2> /dev/null), $(grep -c raw-exec raw.dump) events"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -195,5 +195,34 @@ else
   fail "raw execve: $(cat raw-exec 2> /dev/null), $(grep -c raw-exec raw.dump) events"
 fi
 
+# A child SIGKILLed in the middle of a recorded call (a blocking read) must not hold the
+# watermarks back for the rest of the run: the parent goes on for 2.5 s, and no chunk may lag
+# its watermark by more than the recorder's 1 s staleness check plus a flush or two.
+cat > pin.py << 'PY'
+import os, signal, sys, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.read(r, 1)
+    os._exit(0)
+time.sleep(0.2)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+end = time.time() + 2.5
+i = 0
+while time.time() < end:
+    fd = os.open("%s/f%d" % (sys.argv[1], i % 50), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"x"); os.close(fd); i += 1
+    time.sleep(0.001)
+PY
+mkdir -p pin
+timeout 60 "$iorr" record -q -o pin.iorr -- python3 pin.py "$work/pin"
+lag=$("$iorr" stats --json pin.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+if python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 1.6 else 1)" "${lag:-0}"; then
+  ok "a child killed mid-call does not pin the watermarks: max lag $lag s over a 2.5 s run"
+else
+  fail "a child killed mid-call pins the watermarks: max lag ${lag:-?} s"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

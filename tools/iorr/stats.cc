@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -110,6 +110,9 @@ int Run(const Options& o) {
   std::set<uint32_t> pids;
   std::set<std::pair<uint32_t, uint32_t>> threads;
   uint64_t events = 0, chunks = 0, bytes_read = 0, bytes_written = 0;
+  // How far behind its own events a chunk's watermark lags: how far back a later chunk may still
+  // reach, so how much a merged reader must hold (a process killed mid-call pins it).
+  int64_t max_lag_units = 0;
   int64_t first = INT64_MAX, last = INT64_MIN;
 
   Progress progress("reading", file_bytes);
@@ -120,9 +123,11 @@ int Run(const Options& o) {
     ++chunks;
     progress.Update(r.info().bytes);
     if (chunk.meta.kind != trace::ChunkKind::kEvents) continue;
+    max_lag_units = std::max(max_lag_units, chunk.meta.last_start - chunk.meta.watermark);
     pids.insert(chunk.meta.pid);
     threads.insert({chunk.meta.pid, chunk.meta.tid});
-    if (Status s = cursor.Init(&chunk, r.time_unit_ns()); !s.ok()) throw Error(o.trace + ": " + s.message());
+    if (Status s = cursor.Init(&chunk, r.time_unit_ns()); !s.ok())
+      throw Error(o.trace + ": " + s.message());
     seen_in_chunk.clear();
     while (cursor.Next(&e)) {
       const trace::CallSpec& spec = e.spec();
@@ -164,13 +169,14 @@ int Run(const Options& o) {
     std::string_view name = trace::SyscallName(static_cast<int>(nr));
     calls.emplace_back(name.empty() ? "syscall_" + std::to_string(nr) : std::string(name), n);
   }
-  std::sort(calls.begin(), calls.end(),
-            [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   int64_t duration = events ? last - first : 0;
   double per_event = events ? static_cast<double>(file_bytes) / static_cast<double>(events) : 0;
 
   std::string out;
-  char buf[256];
+  char buf[512];
   if (o.json) {
     out += "{\"trace\":";
     AppendJsonString(out, o.trace);
@@ -178,11 +184,12 @@ int Run(const Options& o) {
                   ",\"format_version\":%u,\"time_unit_ns\":%u,\"events\":%llu,\"chunks\":%llu,"
                   "\"processes\":%zu,\"threads\":%zu,\"files_touched\":%zu,\"duration_ns\":%lld,"
                   "\"bytes_read\":%llu,\"bytes_written\":%llu,\"trace_bytes\":%llu,"
-                  "\"trace_bytes_per_event\":%.3f,\"source\":",
+                  "\"trace_bytes_per_event\":%.3f,\"max_watermark_lag_s\":%.6f,\"source\":",
                   r.header().core.version, r.time_unit_ns(), (unsigned long long)events,
                   (unsigned long long)chunks, pids.size(), threads.size(), files.size(),
                   (long long)duration, (unsigned long long)bytes_read,
-                  (unsigned long long)bytes_written, (unsigned long long)file_bytes, per_event);
+                  (unsigned long long)bytes_written, (unsigned long long)file_bytes, per_event,
+                  static_cast<double>(max_lag_units) * r.time_unit_ns() / 1e9);
     out += buf;
     AppendJsonString(out, r.header().Get(trace::key::kSource));
     out += ",\"calls\":{";
@@ -219,9 +226,11 @@ int Run(const Options& o) {
     out += "events       " + Thousands(events) + " in " + Thousands(chunks) + " chunks\n";
     std::snprintf(buf, sizeof buf, "duration     %.6f s\n", static_cast<double>(duration) / 1e9);
     out += buf;
-    out += "processes    " + Thousands(pids.size()) + "\nthreads      " + Thousands(threads.size()) +
-           "\nfiles        " + Thousands(files.size()) + " distinct paths\n";
-    out += "bytes read   " + Thousands(bytes_read) + "\nbytes written " + Thousands(bytes_written) + "\n";
+    out += "processes    " + Thousands(pids.size()) + "\nthreads      " +
+           Thousands(threads.size()) + "\nfiles        " + Thousands(files.size()) +
+           " distinct paths\n";
+    out += "bytes read   " + Thousands(bytes_read) + "\nbytes written " + Thousands(bytes_written) +
+           "\n";
     std::snprintf(buf, sizeof buf, "trace size   %s bytes, %.2f bytes/event\n",
                   Thousands(file_bytes).c_str(), per_event);
     out += buf;
@@ -243,7 +252,8 @@ int Run(const Options& o) {
     for (const auto& note : r.info().notes) out += "note: " + note + "\n";
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!warning.empty()) std::fprintf(stderr, "iorr: warning: %s: %s\n", o.trace.c_str(), warning.c_str());
+  if (!warning.empty())
+    std::fprintf(stderr, "iorr: warning: %s: %s\n", o.trace.c_str(), warning.c_str());
   return kExitOk;
 }
 
@@ -252,8 +262,9 @@ int Run(const Options& o) {
 void RegisterStats(CLI::App& app, Action* action) {
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "stats", "Summarise a trace: events per call, bytes read and written, processes, threads,\n"
-               "files touched, duration and trace bytes per event.");
+      "stats",
+      "Summarise a trace: events per call, bytes read and written, processes, threads,\n"
+      "files touched, duration and trace bytes per event.");
   sub->add_option("trace", o->trace, "Trace file (- for stdin)")->required();
   sub->add_flag("--json", o->json, "One JSON object instead of text");
   sub->add_flag("--salvage", o->salvage, "Skip damaged chunks instead of failing");

@@ -197,7 +197,8 @@ fi
 
 # A child SIGKILLed in the middle of a recorded call (a blocking read) must not hold the
 # watermarks back for the rest of the run: the parent goes on for 2.5 s, and no chunk may lag
-# its watermark by more than the recorder's 1 s staleness check plus a flush or two.
+# its watermark by more than the recorder's 1 s staleness check plus some slack for a loaded
+# machine (2 s; without the check the lag is the whole 2.7 s).
 cat > pin.py << 'PY'
 import os, signal, sys, time
 r, w = os.pipe()
@@ -218,7 +219,7 @@ PY
 mkdir -p pin
 timeout 60 "$iorr" record -q -o pin.iorr -- python3 pin.py "$work/pin"
 lag=$("$iorr" stats --json pin.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
-if python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 1.6 else 1)" "${lag:-0}"; then
+if python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 2.0 else 1)" "${lag:-0}"; then
   ok "a child killed mid-call does not pin the watermarks: max lag $lag s over a 2.5 s run"
 else
   fail "a child killed mid-call pins the watermarks: max lag ${lag:-?} s"

@@ -177,35 +177,6 @@ void WriteNote(const char* text) {
   WriteAll(buf, n);
 }
 
-// Whether process pid has ended (gone, or a zombie nobody has reaped yet). Raw calls only: this
-// runs on the writer path.
-bool ProcessEnded(uint32_t pid) {
-  if (RawSyscall6(SYS_kill, static_cast<long>(pid), 0) == -ESRCH) return true;
-  char path[40];
-  snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fd == -ENOENT;
-  char buf[256];
-  long n = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
-  RawSyscall6(SYS_close, fd);
-  if (n <= 0) return false;
-  buf[n] = 0;
-  const char* paren = strrchr(buf, ')');  // "pid (comm) S ...": the state follows the last ')'
-  return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
-
-// A process killed in the middle of a recorded call (SIGKILL) leaves its slots claiming that
-// call and its unwritten events forever, holding every later watermark back to that moment.
-// Slots more than a second behind are checked; those of processes that have ended are freed.
-constexpr int64_t kStaleSlotNs = 1'000'000'000;
-void ReleaseSlotIfEnded(ThreadSlot& s) {
-  uint32_t pid = s.pid.load(std::memory_order_acquire);
-  if (pid == 0 || pid == g_pid || !ProcessEnded(pid)) return;
-  s.unflushed_min.store(kNever, std::memory_order_relaxed);
-  s.in_call_since.store(kNever, std::memory_order_relaxed);
-  s.tid.store(0, std::memory_order_release);
-}
-
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
 int64_t Watermark() {
@@ -220,10 +191,6 @@ int64_t Watermark() {
     if (s.tid.load(std::memory_order_acquire) == 0) continue;
     int64_t a = s.unflushed_min.load(std::memory_order_acquire);
     int64_t b = s.in_call_since.load(std::memory_order_acquire);
-    if (std::min(a, b) < w - kStaleSlotNs) {
-      ReleaseSlotIfEnded(s);
-      if (s.tid.load(std::memory_order_acquire) == 0) continue;
-    }
     if (a < w) w = a;
     if (b < w) w = b;
   }
@@ -899,17 +866,6 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   errno = saved_errno;
 }
 
-// A longjmp out of a signal handler abandons the wrapped call the signal interrupted: its
-// EndCall never runs. Without this the thread would stay "inside" it and nothing it does later
-// would be recorded. The abandoned call itself is not recorded (its result is unknown).
-void AbandonCall() {
-  if (t_depth == 0) return;
-  if (ThreadState* ts = t_state) ts->slot->in_call_since.store(kNever, std::memory_order_release);
-  t_in_handler = false;
-  t_depth = 0;
-  BlockSyscalls();
-}
-
 void NoteExecAttempt(const char* path) {
   if (g_on) NoteExec("exec-attempt", path);
 }
@@ -948,19 +904,17 @@ void ReleaseProcessSlots() {
   }
 }
 
-bool Recording() { return g_on; }
-
 bool EnvHasLibrary(char* const* envp) {
   const char* preload = GetEnv(const_cast<char**>(envp), "LD_PRELOAD", 10);
   return preload && g_lib[0] && strstr(preload, g_lib);
 }
 
 void NoteUnarmedSpawn() {
-  if (!g_on) return;
+  if (!g_on || g_lib[0] == 0) return;
   char note[160];
   snprintf(note, sizeof(note),
-           "escape %u: a child spawned from inside libc (popen, or system without the library in "
-           "the environment) runs without the recorder: its calls are not recorded",
+           "escape %u: a child spawned from inside libc (system, popen) with an environment "
+           "without the recorder's library runs unrecorded",
            g_pid);
   WriteNote(note);
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);

@@ -68,11 +68,6 @@ bool DispatchEnabled();
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
 void NoteExecAttempt(const char* path);
-// Whether the recording is on in this process.
-bool Recording();
-// Called by the longjmp wrappers: a jump out of a signal handler abandons the wrapped call it
-// interrupted (see preload.cc).
-void AbandonCall();
 // Whether envp would load this library into an exec'd program.
 bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose

@@ -130,10 +130,9 @@ PATH=$PWD:$PATH IORR_DISPATCH=1 timeout 60 "$iorr" record -q -o ns.iorr -- env n
 if cmp -s plain.ns rec.ns; then ok "execvp of a script without #!, user IORR_* kept"; else
   fail "execvp of a script without #!: $(cat rec.ns) (plain: $(cat plain.ns))"; fi
 
-# system() after the program cleared its environment: glibc would spawn the shell from inside
-# libc without the library; the child is recorded, sees the same environment and returns the
-# same status. A popen() made from inside libc the same way (called through a function pointer)
-# is not recorded: the trace says so in an escape note.
+# system() and popen() after the program cleared its environment: glibc spawns the shell from
+# inside libc with that environment, so the child runs without the recorder. The program is
+# unchanged (same status, same environment in the child) and the trace says what escaped.
 cat > sys.py << 'PY'
 import ctypes, os, sys
 os.environ.clear()
@@ -148,33 +147,11 @@ PY
 plain_st=$(python3 sys.py "$work/sys-plain")
 rec_st=$(timeout 60 "$iorr" record -q -o sys.iorr -- python3 sys.py "$work/sys-rec")
 "$iorr" dump sys.iorr > sys.dump 2> /dev/null
-if [[ $plain_st == 3 && $rec_st == 3 ]] && cmp -s sys-plain.env sys-rec.env &&
-  grep -q "\"$work/sys-rec\", O_WRONLY|O_CREAT|O_TRUNC" sys.dump; then
-  ok "system() with a cleared environment: the child is recorded, same environment and status"
+if [[ $plain_st == 3 && $rec_st == 3 ]] && cmp -s sys-plain.env sys-rec.env && [[ -f sys-rec.popen ]] &&
+  [[ $(grep -c '^# note: escape .*spawned from inside libc' sys.dump) -ge 2 ]]; then
+  ok "system() and popen() with a cleared environment: unchanged, and noted as escapes"
 else
-  fail "system() with a cleared environment: status $rec_st (plain $plain_st), env $(diff sys-plain.env sys-rec.env | head -n 3 | tr '\n' ' '), write recorded: $(grep -c "sys-rec\"" sys.dump)"
-fi
-if grep -q '^# note: escape .*spawned from inside libc' sys.dump && [[ -f sys-rec.popen ]]; then
-  ok "popen() from inside libc without the library: noted as an escape"
-else
-  fail "popen() from inside libc: no escape note ($(grep -c '^# note: escape' sys.dump) escape notes)"
-fi
-
-# A signal handler that siglongjmps out of a blocking read: the abandoned wrapped call must not
-# leave the thread unrecorded; the file written after the jump is in the trace.
-lj=$(dirname "$iorr")/longjmp_out
-if [[ -x $lj ]]; then
-  timeout 60 "$iorr" record -q -o lj.iorr -- "$lj" "$work/after-jump"
-  st=$?
-  "$iorr" dump lj.iorr > lj.dump 2> /dev/null
-  if [[ $st == 0 ]] && grep -q "\"$work/after-jump\", O_WRONLY|O_CREAT|O_TRUNC" lj.dump &&
-    grep -q ' write([0-9]*, ..., 6) = 6' lj.dump; then
-    ok "siglongjmp out of a wrapped call: later calls still recorded"
-  else
-    fail "siglongjmp out of a wrapped call: exit $st, $(grep -c 'after-jump' lj.dump) events on the file"
-  fi
-else
-  echo "skip: $lj is not built"
+  fail "system()/popen() with a cleared environment: status $rec_st (plain $plain_st), env $(diff sys-plain.env sys-rec.env | head -n 3 | tr '\n' ' '), $(grep -c '^# note: escape' sys.dump) escape notes"
 fi
 
 # A raw execve syscall (trapped by Syscall User Dispatch, run from the SIGSYS handler) with an
@@ -193,36 +170,6 @@ if [[ $(cat raw-exec 2> /dev/null) == raw ]] && grep -q "\"$work/raw-exec\", O_W
   ok "raw execve with an environment without the library: the new program is recorded"
 else
   fail "raw execve: $(cat raw-exec 2> /dev/null), $(grep -c raw-exec raw.dump) events"
-fi
-
-# A child SIGKILLed in the middle of a recorded call (a blocking read) must not hold the
-# watermarks back for the rest of the run: the parent goes on for 2.5 s, and no chunk may lag
-# its watermark by more than the recorder's 1 s staleness check plus some slack for a loaded
-# machine (2 s; without the check the lag is the whole 2.7 s).
-cat > pin.py << 'PY'
-import os, signal, sys, time
-r, w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    os.read(r, 1)
-    os._exit(0)
-time.sleep(0.2)
-os.kill(pid, signal.SIGKILL)
-os.waitpid(pid, 0)
-end = time.time() + 2.5
-i = 0
-while time.time() < end:
-    fd = os.open("%s/f%d" % (sys.argv[1], i % 50), os.O_WRONLY | os.O_CREAT, 0o644)
-    os.write(fd, b"x"); os.close(fd); i += 1
-    time.sleep(0.001)
-PY
-mkdir -p pin
-timeout 60 "$iorr" record -q -o pin.iorr -- python3 pin.py "$work/pin"
-lag=$("$iorr" stats --json pin.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
-if python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 2.0 else 1)" "${lag:-0}"; then
-  ok "a child killed mid-call does not pin the watermarks: max lag $lag s over a 2.5 s run"
-else
-  fail "a child killed mid-call pins the watermarks: max lag ${lag:-?} s"
 fi
 
 echo "$passed passed, $failed failed"

@@ -12,9 +12,6 @@
 namespace iorr::model::fs {
 namespace {
 
-constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;
-constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
-
 class Ext2 : public FsBase {
  public:
   using FsBase::FsBase;
@@ -25,7 +22,7 @@ class Ext2 : public FsBase {
     if (dir) Dirty(dir, &f);
   }
   void Allocated(File& f) override {
-    Dirty(kBitmapBase + (f.sector - kDataStart) / kGroupSectors, &f);
+    Dirty(BlockBitmapOf(f.sector), &f);
     Dirty(f.inode_block, &f);
   }
   bool AllocateAtWrite() const override { return true; }

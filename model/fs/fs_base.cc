@@ -39,8 +39,7 @@ std::string FsBase::Resolve(const Event& e, int idx) {
   int64_t dirfd = AT_FDCWD;
   if (idx > 0 && spec.args[idx - 1].kind == trace::ArgKind::kDirFd) dirfd = e.args[idx - 1].i;
   if (dirfd != AT_FDCWD) {
-    auto it = fds_.find((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
-                        static_cast<uint32_t>(dirfd));
+    auto it = fds_.find(FdKey(e.pid, dirfd));
     if (it != fds_.end()) base = it->second.name;
   }
   if (base.empty()) {
@@ -55,9 +54,7 @@ std::string FsBase::Resolve(const Event& e, int idx) {
 
 void FsBase::Bookkeep(const Event& e) {
   if (e.failed()) return;
-  auto fdkey = [&](int64_t fd) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) | static_cast<uint32_t>(fd);
-  };
+  auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
   bool dup =
       e.call == CallId::dup || e.call == CallId::dup2 || e.call == CallId::dup3 ||
       (e.call == CallId::fcntl && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC));
@@ -72,21 +69,17 @@ void FsBase::Bookkeep(const Event& e) {
   } else if (e.call == CallId::chdir) {
     cwd_[e.pid] = Resolve(e, 0);
   } else if (e.call == CallId::fchdir) {
-    auto it = fds_.find((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
-                        static_cast<uint32_t>(e.args[0].i));
+    auto it = fds_.find(FdKey(e.pid, e.args[0].i));
     if (it != fds_.end()) cwd_[e.pid] = it->second.name;
   } else if (e.spec().effect == Effect::kProcess && e.spec().ret == trace::Ret::kPid && e.ret > 0) {
     // fork, vfork, clone: the child starts with the parent's cwd and (for a new process) fds.
     int32_t child = static_cast<int32_t>(e.ret);
     auto it = cwd_.find(e.pid);
     cwd_[child] = it != cwd_.end() ? it->second : initial_cwd_;
-    uint64_t from = static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32;
     std::vector<std::pair<uint64_t, OpenFile>> inherited;
     for (const auto& [key, of] : fds_)
-      if ((key >> 32) == (from >> 32))
-        inherited.push_back(
-            {(static_cast<uint64_t>(static_cast<uint32_t>(child)) << 32) | (key & 0xffffffffu),
-             of});
+      if ((key >> 32) == static_cast<uint32_t>(e.pid))
+        inherited.push_back({FdKey(child, static_cast<uint32_t>(key)), of});
     for (auto& [key, of] : inherited) fds_[key] = std::move(of);
   }
 }
@@ -104,8 +97,7 @@ bool FsBase::Keep(const Event& e) {
   if (any_path) return false;
   if (e.call == CallId::sync) return true;
   if (spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd)
-    return fds_.count((static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) |
-                      static_cast<uint32_t>(e.args[0].i)) != 0;
+    return fds_.count(FdKey(e.pid, e.args[0].i)) != 0;
   return false;
 }
 
@@ -377,9 +369,7 @@ void FsBase::Throttle() {
 bool FsBase::Apply(const Event& e) {
   const trace::CallSpec& spec = e.spec();
   bool ok = !e.failed();
-  auto fdkey = [&](int64_t fd) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(e.pid)) << 32) | static_cast<uint32_t>(fd);
-  };
+  auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
   auto path = [&](int idx) { return Resolve(e, idx); };
   auto open_file = [&](int idx) -> OpenFile* {
     auto it = fds_.find(fdkey(e.args[idx].i));

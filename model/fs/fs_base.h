@@ -32,6 +32,13 @@ inline constexpr uint64_t kMaxRequest = 512 << 10;                   // max_sect
 // Metadata objects are named by block number in the metadata area.
 using MetaBlock = uint64_t;
 
+// ext2/3/4 block groups (128 MiB) and their block bitmaps, for the models that allocate by group.
+inline constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;
+inline constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
+inline MetaBlock BlockBitmapOf(uint64_t sector) {
+  return kBitmapBase + (sector - kDataStart) / kGroupSectors;
+}
+
 struct File {
   uint64_t sector = 0;  // where its data starts, once placed
   bool placed = false;
@@ -133,6 +140,10 @@ class FsBase {
   // process's cwd).
   std::string Resolve(const trace::Event& e, int idx);
   void AddEntry(MetaBlock dir, int delta);
+  // fds_ is keyed by process and fd.
+  static uint64_t FdKey(int64_t pid, int64_t fd) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(fd);
+  }
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)

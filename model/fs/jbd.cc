@@ -7,12 +7,8 @@ namespace iorr::model::fs {
 namespace {
 
 constexpr uint64_t kTagsPerDescriptor = 250;
-constexpr uint64_t kGroupSectors = (128ull << 20) / kSectorBytes;  // a block group, 128 MiB
 constexpr MetaBlock kGroupDescriptors = kMetaStart / kSectorsPerBlock - 1;
-constexpr MetaBlock kBitmapBase = kMetaStart / kSectorsPerBlock + (1ull << 20);
 constexpr MetaBlock kInodeBitmap = kMetaStart / kSectorsPerBlock - 2;
-
-MetaBlock BitmapOf(const File& f) { return kBitmapBase + (f.sector - kDataStart) / kGroupSectors; }
 
 }  // namespace
 
@@ -49,7 +45,7 @@ void Jbd::Written(File& f, bool grew) {
 }
 
 void Jbd::Allocated(File& f) {
-  Dirty(BitmapOf(f));
+  Dirty(BlockBitmapOf(f.sector));
   Dirty(kGroupDescriptors);
   Dirty(f.inode_block);  // extent tree or block map in the inode
   f.seq = tid_;
@@ -60,7 +56,7 @@ void Jbd::Allocated(File& f) {
 void Jbd::Freed(File& f, MetaBlock dir) {
   MetadataChanged(f, dir);
   if (f.placed) {
-    Dirty(BitmapOf(f));
+    Dirty(BlockBitmapOf(f.sector));
     Dirty(kGroupDescriptors);
   }
   ordered_.erase(&f);

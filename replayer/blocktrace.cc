@@ -210,7 +210,6 @@ void RemoveStaleInstances(const std::string& tracefs) {
 
 // ------------------------------------------------------------------------------ mountinfo
 
-
 bool ReadSmallFile(const std::string& path, std::string* out) {
   std::ifstream in(path);
   if (!in) return false;
@@ -358,14 +357,7 @@ Result<BlockDevice> FindBlockDevice(const std::string& dir) {
   if (have_id)
     for (const trace::MountEntry& m : mounts)
       if (m.id == mnt_id) hit = &m;
-  if (hit == nullptr) {  // the longest mount point above the path; the last of equals is on top
-    std::string_view path = real;
-    for (const trace::MountEntry& m : mounts)
-      if (path.substr(0, m.point.size()) == m.point &&
-          (m.point == "/" || path.size() == m.point.size() || path[m.point.size()] == '/') &&
-          (hit == nullptr || m.point.size() >= hit->point.size()))
-        hit = &m;
-  }
+  if (hit == nullptr) hit = trace::MountAbove(mounts, real);
   if (hit == nullptr)
     return Status::Error("no mount holds " + std::string(real) + " in /proc/self/mountinfo");
   BlockDevice best;

@@ -55,4 +55,14 @@ bool ReadMountinfo(std::vector<MountEntry>* out, const char* path) {
   return true;
 }
 
+const MountEntry* MountAbove(const std::vector<MountEntry>& mounts, std::string_view path) {
+  const MountEntry* hit = nullptr;
+  for (const MountEntry& m : mounts)
+    if (path.substr(0, m.point.size()) == m.point &&
+        (m.point == "/" || path.size() == m.point.size() || path[m.point.size()] == '/') &&
+        (hit == nullptr || m.point.size() >= hit->point.size()))
+      hit = &m;
+  return hit;
+}
+
 }  // namespace iorr::trace

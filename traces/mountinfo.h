@@ -29,4 +29,8 @@ bool ParseMountinfoLine(std::string_view line, MountEntry* out);
 // the file cannot be read.
 bool ReadMountinfo(std::vector<MountEntry>* out, const char* path = "/proc/self/mountinfo");
 
+// The mount holding an absolute, symlink-free path: the longest mount point above it, the last
+// of equals (the one on top). Null when none is.
+const MountEntry* MountAbove(const std::vector<MountEntry>& mounts, std::string_view path);
+
 }  // namespace iorr::trace

@@ -23,6 +23,7 @@
 #include "model/call_costs.h"
 #include "model/profile.h"
 #include "tools/iorr/cli.h"
+#include "traces/mountinfo.h"
 
 namespace iorr::cli {
 namespace {
@@ -103,25 +104,14 @@ void Check(bool ok, const char* what) {
   if (!ok) throw Error(std::string("calibrate: ") + what + ": " + std::strerror(errno));
 }
 
-// The type of the file system DIR is on, from /proc/self/mounts (the longest mount point
+// The type of the file system DIR is on, from /proc/self/mountinfo (the mount
 // above DIR's real path); statfs cannot tell ext2, ext3 and ext4 apart.
 std::string FsTypeOf(const std::string& dir) {
   char real[PATH_MAX];
-  if (!::realpath(dir.c_str(), real)) return {};
-  std::ifstream in("/proc/self/mounts");
-  std::string src, point, type, best_type;
-  size_t best = 0;
-  std::string rest;
-  while (in >> src >> point >> type && std::getline(in, rest)) {
-    std::string p = point;
-    bool above = p == "/" || (std::string_view(real).substr(0, p.size()) == p &&
-                              (real[p.size()] == '/' || real[p.size()] == '\0'));
-    if (above && p.size() >= best) {
-      best = p.size();
-      best_type = type;
-    }
-  }
-  return best_type;
+  std::vector<trace::MountEntry> mounts;
+  if (!::realpath(dir.c_str(), real) || !trace::ReadMountinfo(&mounts)) return {};
+  const trace::MountEntry* m = trace::MountAbove(mounts, real);
+  return m ? m->fstype : std::string();
 }
 
 // `--calls`: the CPU each kind of call costs on DIR's file system (model/call_costs.h), from

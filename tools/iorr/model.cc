@@ -12,6 +12,7 @@
 
 #include "model/block_stream.h"
 #include "model/fs_model.h"
+#include "model/json_fields.h"
 #include "model/profile.h"
 #include "tools/iorr/cli.h"
 #include "traces/block.h"
@@ -83,31 +84,23 @@ void ApplyValidation(const std::string& profile_path, std::vector<Row>* rows) {
   trace::json::Parser p;
   if (!p.Parse(text) || p.value(0).type != trace::json::Type::kObject)
     throw Error(path + ": not a validation file: " + p.error());
-  auto member = [&](uint32_t obj, std::string_view key) -> const trace::json::Value* {
-    const auto& o = p.value(obj);
-    for (uint32_t i = o.size ? o.first : 0, k = 0; k < o.size; ++k, i = p.value(i).next)
-      if (p.value(i).key == key) return &p.value(i);
-    return nullptr;
-  };
-  auto number = [](const trace::json::Value* v) {
-    if (!v) return 0.0;
-    if (v->type == trace::json::Type::kInt) return static_cast<double>(v->i);
-    if (v->type == trace::json::Type::kNumber)
-      return std::strtod(std::string(v->s).c_str(), nullptr);
-    return 0.0;
-  };
-  const trace::json::Value* list = member(0, "rows");
+  const trace::json::Value* list = model::jsonfields::Fields(p, 0, "").Find("rows");
   if (!list || list->type != trace::json::Type::kArray) throw Error(path + ": \"rows\": missing");
-  for (uint32_t i = list->size ? list->first : 0, k = 0; k < list->size; ++k, i = p.value(i).next) {
-    const auto* fs = member(i, "fs");
-    const auto* cache = member(i, "cache");
-    const auto* barrier = member(i, "barrier");
-    if (!fs || !cache || !barrier) throw Error(path + ": a row without fs, cache or barrier");
+  uint32_t i = list->size ? static_cast<uint32_t>(list->first) : 0;
+  for (uint32_t k = 0; k < list->size; ++k, i = p.value(i).next) {
+    model::jsonfields::Fields row(p, i, "rows[" + std::to_string(k) + "].");
+    std::string fs, cache, barrier;
+    for (auto [key, out] : {std::pair{"fs", &fs}, {"cache", &cache}, {"barrier", &barrier}})
+      if (Status st = row.String(key, out, true); !st) throw Error(path + ": " + st.message());
+    double time_error = 0, flush_error = 0;
+    for (auto [key, out] : {std::pair{"time_error", &time_error}, {"flush_error", &flush_error}})
+      if (row.Find(key))
+        if (Status st = row.Number(key, out); !st) throw Error(path + ": " + st.message());
     for (Row& r : *rows)
-      if (r.fs == fs->s && r.cache == cache->s && r.barrier == barrier->s) {
+      if (r.fs == fs && r.cache == cache && r.barrier == barrier) {
         r.validated = true;
-        r.time_error = number(member(i, "time_error"));
-        r.flush_error = number(member(i, "flush_error"));
+        r.time_error = time_error;
+        r.flush_error = flush_error;
       }
   }
 }

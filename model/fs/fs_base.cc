@@ -142,6 +142,15 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   std::unordered_map<uint32_t, Lag> lags;  // by thread
   Lag retired;                             // the largest of threads that exited
   int64_t all_end = 0, elapsed = 0;
+  // Calls recorded as ended by `until` update their thread's lag.
+  auto settle = [&](int64_t until) {
+    while (!ended.empty() && ended.top().rec_end <= until) {
+      Lag& l = lags[ended.top().tid];
+      l.delay = ended.top().model_end - ended.top().rec_end;
+      l.end = ended.top().model_end;
+      ended.pop();
+    }
+  };
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
@@ -150,12 +159,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Bookkeep(e);
     if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
-    while (!ended.empty() && ended.top().rec_end <= e.start_ns) {
-      Lag& l = lags[ended.top().tid];
-      l.delay = ended.top().model_end - ended.top().rec_end;
-      l.end = ended.top().model_end;
-      ended.pop();
-    }
+    settle(e.start_ns);
     Lag most = retired;
     for (const auto& [tid, l] : lags) {
       most.delay = std::max(most.delay, l.delay);
@@ -177,13 +181,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     ended.push({e.end_ns, t_, e.tid});
     if (e.call == CallId::exit || e.call == CallId::exit_group) {
       // Its calls still order what follows; keep the thread's lag, drop the thread.
-      while (!ended.empty()) {  // everything recorded before its exit is known by now
-        if (ended.top().rec_end > e.end_ns) break;
-        Lag& l = lags[ended.top().tid];
-        l.delay = ended.top().model_end - ended.top().rec_end;
-        l.end = ended.top().model_end;
-        ended.pop();
-      }
+      settle(e.end_ns);  // everything recorded before its exit is known by now
       auto it = lags.find(e.tid);
       if (it != lags.end()) {
         retired.delay = std::max(retired.delay, it->second.delay);

@@ -12,7 +12,7 @@ cd "$root"
 bash tools/setup.sh
 bash tools/build.sh >/dev/null
 iorr=$root/build/bin/iorr
-shared=${IORR_SHARED:-$root/../shared}
+source "$root/tools/shared-dir.sh"
 if [[ ${IORR_DEMO_FULL:-0} == 1 ]]; then
   tarball=$(bash "$shared/workloads/linux-tar.sh")
 else

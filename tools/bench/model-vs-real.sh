@@ -31,7 +31,7 @@ set -euo pipefail
 all_args="$*"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}
-shared=${IORR_SHARED:-$root/../shared}
+source "$root/tools/shared-dir.sh"
 loopfs=$root/tools/loopfs.sh
 runs=${RUNS:-3}
 subset=5000

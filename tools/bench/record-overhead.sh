@@ -7,12 +7,12 @@
 # process of the tree) and one `strace -f -o /dev/null` run for comparison (STRACE=0 skips it).
 # A benchmark, not a test: it takes minutes; run it alone on a quiet machine.
 # Usage: record-overhead.sh [--subset N]   (N: a tarball of the first N entries, for a quick try)
-# Environment: IORR_SHARED (default $root/../shared), IORR (default $root/build/bin/iorr), RUNS,
+# Environment: IORR_SHARED (default: see tools/shared-dir.sh), IORR (default $root/build/bin/iorr), RUNS,
 # TMPFS (default /dev/shm), STRACE.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}
-shared=${IORR_SHARED:-$root/../shared}
+source "$root/tools/shared-dir.sh"
 runs=${RUNS:-5}
 tmpfs=${TMPFS:-/dev/shm}
 [[ -x $iorr ]] || { echo "record-overhead: $iorr is missing (tools/build.sh)" >&2; exit 2; }

@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}
-shared=${IORR_SHARED:-$root/../shared}
+source "$root/tools/shared-dir.sh"
 runs=${RUNS:-5}
 tarball=$(bash "$shared/workloads/linux-tar.sh" "$@")
 work=$(mktemp -d /dev/shm/iorr-replay-bench.XXXXXX)

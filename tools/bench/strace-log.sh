@@ -4,7 +4,8 @@
 # --subset N: the log of a tarball of the first N entries instead.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${IORR_SHARED:-$here/../../../shared}
+root=$(cd "$here/../.." && pwd)
+source "$root/tools/shared-dir.sh"
 dir=${IORR_WORKLOADS:-/var/tmp/iorr-workloads}
 mkdir -p "$dir"
 if [[ ${1:-} == --subset ]]; then

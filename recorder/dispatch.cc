@@ -275,6 +275,10 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     case SYS_execve:
       ret = Execve(a);
       break;
+    case SYS_exit:  // a thread leaves; glibc's pthread_exit ends here too
+      NoteThreadExit();
+      ret = Raw(nr, a);
+      break;
     case SYS_exit_group: {
       Call c;
       if (BeginCall(&c)) EndCall(&c, CallId::exit_group, a, 0);

@@ -13,6 +13,7 @@
 // storing, so an event published meanwhile is never left uncovered (seq_cst on both sides).
 #include "recorder/preload.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -102,13 +104,15 @@ ChunkCompressor* g_compressor = nullptr;  // used under g_writer_lock
 uint8_t* g_out = nullptr;
 size_t g_out_cap = 0;
 
-// TSC clock (SharedState::tsc_ns_q32): ns = mono + (tsc - tsc_base) * mult / 2^32. The writer
-// thread re-reads both clocks every tick so that rounding in mult never adds up; a seqlock keeps
-// the pair consistent for readers.
-uint64_t g_tsc_mult = 0;
+// TSC clock (SharedState::tsc_ns_q32): ns = mono_base + (tsc - tsc_base) * rate / 2^32. The
+// writer thread re-reads both clocks every tick so that rounding in the calibrated multiplier
+// never adds up; a seqlock keeps base, mono and rate consistent for readers.
+__extension__ using U128 = unsigned __int128;
+uint64_t g_tsc_mult = 0;  // calibrated ns per tick, Q32
 std::atomic<uint32_t> g_tsc_seq{0};
 uint64_t g_tsc_base = 0;
 int64_t g_mono_base = 0;
+uint64_t g_tsc_rate = 0;  // the multiplier in use until the next resync
 
 int64_t MonoNs() {
   struct timespec ts;
@@ -116,14 +120,45 @@ int64_t MonoNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+int64_t TscToNs(uint64_t tsc, uint64_t base, int64_t mono, uint64_t rate) {
+  return mono + static_cast<int64_t>((static_cast<U128>(tsc - base) * rate) >> 32);
+}
+
+// Re-anchors the TSC clock on CLOCK_MONOTONIC without ever stepping it back: a step back would
+// end a call before it starts and put one thread's calls out of order. When the TSC clock has
+// run ahead, it goes on from where it is at a rate up to 1% slower, which meets the monotonic
+// clock again within a few ticks. The monotonic clock is read between two TSC reads; when they
+// lie far apart (the thread was preempted or the VM paused), the pair is not trusted.
 void ResyncTsc() {
   if (g_tsc_mult == 0) return;
-  uint64_t tsc = __builtin_ia32_rdtsc();
+  constexpr int64_t kMaxReadSpreadNs = 20'000;
+  uint64_t t0 = __builtin_ia32_rdtsc();
   int64_t mono = MonoNs();
+  uint64_t t1 = __builtin_ia32_rdtsc();
+  bool first = g_tsc_rate == 0;
+  if (!first && TscToNs(t1, t0, 0, g_tsc_mult) > kMaxReadSpreadNs) return;
+  uint64_t mid = t0 + (t1 - t0) / 2;
+  uint64_t rate = g_tsc_mult;
+  uint64_t tsc = mid;
+  if (!first) {
+    // Where the current clock stands now: no reader can have seen more than this.
+    tsc = __builtin_ia32_rdtsc();
+    mono += TscToNs(tsc, mid, 0, g_tsc_mult);
+    int64_t now = TscToNs(tsc, g_tsc_base, g_mono_base, g_tsc_rate);
+    if (now > mono) {
+      int64_t ahead = now - mono;
+      int64_t slow = std::min<int64_t>(ahead, kWriterTickNs / 100);
+      rate = static_cast<uint64_t>(static_cast<U128>(g_tsc_mult) *
+                                   static_cast<uint64_t>(kWriterTickNs - slow) /
+                                   static_cast<uint64_t>(kWriterTickNs));
+      mono = now;
+    }
+  }
   g_tsc_seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
   std::atomic_signal_fence(std::memory_order_seq_cst);
   g_tsc_base = tsc;
   g_mono_base = mono;
+  g_tsc_rate = rate;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   g_tsc_seq.fetch_add(1, std::memory_order_release);
 }
@@ -317,7 +352,8 @@ bool EnsureWriterResources() {
   return true;
 }
 
-std::atomic<long> g_writer_owner{0};  // tid holding g_writer_lock
+std::atomic<long> g_writer_owner{0};     // tid holding g_writer_lock
+std::atomic<bool> g_leader_left{false};  // the main thread left through pthread_exit/exit
 
 // One pass over all threads. `force`: write everything pending now.
 void Service(bool force) {
@@ -340,6 +376,60 @@ void Service(bool force) {
   Unlock(g_writer_lock);
 }
 
+// True when every thread of this process but the caller has exited (zombie or gone). Raw
+// calls on /proc/self/task: the caller is the writer, whose calls are never recorded.
+bool OnlyThreadLeft() {
+  long self = Gettid();
+  long dir = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/task"),
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  bool alone = true;
+  alignas(8) char buf[2048];
+  long n;
+  while (alone &&
+         (n = RawSyscall6(SYS_getdents64, dir, reinterpret_cast<long>(buf), sizeof(buf))) > 0) {
+    for (long at = 0; at < n && alone;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+      at += d->d_reclen;
+      if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+      if (strtol(d->d_name, nullptr, 10) == self) continue;
+      char path[300], stat[256];
+      snprintf(path, sizeof(path), "/proc/self/task/%s/stat", d->d_name);
+      long fd =
+          RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;  // reaped meanwhile
+      long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
+      RawSyscall6(SYS_close, fd);
+      if (got <= 0) continue;
+      stat[got] = 0;
+      // "tid (comm) S ...": the state follows the last ')' (comm may hold anything).
+      const char* close = strrchr(stat, ')');
+      char state = close && close[1] == ' ' ? close[2] : '?';
+      if (state != 'Z' && state != 'X' && state != 'x') alone = false;
+    }
+  }
+  if (n < 0) alone = false;
+  RawSyscall6(SYS_close, dir);
+  return alone;
+}
+
+// glibc ends the process with exit(0) when the last thread leaves through pthread_exit (it
+// counts its threads). This writer thread is one of them, so after the main thread's
+// pthread_exit the program's last thread would only end itself and leave the process running
+// forever. The writer does what that thread would have done, as a recorded thread: exit()'s
+// own calls (atexit handlers, the stdio flush) are recorded as this thread's, and the final
+// exit_group flushes the trace (dispatch), as at any exit.
+[[noreturn]] void LastThreadGone() {
+  char note[96];
+  snprintf(note, sizeof(note), "last-thread-exit %u: exit(0) runs on the writer thread %ld", g_pid,
+           Gettid());
+  WriteNote(note);
+  t_done = false;
+  t_depth = 0;
+  DispatchArmThread();
+  exit(0);
+}
+
 void* WriterMain(void*) {
   t_done = true;
   t_depth = 1;
@@ -353,6 +443,7 @@ void* WriterMain(void*) {
                 reinterpret_cast<long>(&ts));
     ResyncTsc();
     Service(false);
+    if (g_leader_left.load(std::memory_order_acquire) && OnlyThreadLeft()) LastThreadGone();
   }
   return nullptr;
 }
@@ -793,13 +884,14 @@ int64_t NowNs() {
       uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
       uint64_t base = g_tsc_base;
       int64_t mono = g_mono_base;
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if ((seq & 1) == 0 && seq == g_tsc_seq.load(std::memory_order_relaxed)) {
-        uint64_t d = __builtin_ia32_rdtsc() - base;
-        __extension__ using U128 = unsigned __int128;
-        return mono + static_cast<int64_t>((static_cast<U128>(d) * g_tsc_mult) >> 32) -
-               g_start_mono;
-      }
+      uint64_t rate = g_tsc_rate;
+      // The TSC is read between the two loads of the sequence, so a reading that passes the
+      // check was taken before any newer anchor, which starts at or above it (ResyncTsc).
+      __builtin_ia32_lfence();
+      uint64_t tsc = __builtin_ia32_rdtsc();
+      __builtin_ia32_lfence();
+      if ((seq & 1) == 0 && seq == g_tsc_seq.load(std::memory_order_acquire))
+        return TscToNs(tsc, base, mono, rate) - g_start_mono;
     }
   }
   return MonoNs() - g_start_mono;
@@ -1003,6 +1095,12 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
 
 void NoWriterInThisProcess() { g_writer_started.store(1); }
 
+void NoteThreadExit() {
+  if (!g_on || Gettid() != static_cast<long>(g_pid)) return;
+  g_leader_left.store(true, std::memory_order_release);
+  Wake();
+}
+
 void AfterForkChild() {
   if (!g_on) return;
   // Everything but this thread is gone, and what the parent's threads had pending is the
@@ -1016,7 +1114,8 @@ void AfterForkChild() {
   g_writer_lock.store(0);
   g_writer_owner.store(0);
   g_writer_started.store(0);
-  g_compressor = nullptr;  // the parent's buffers stay mapped; this process makes its own
+  g_leader_left.store(false);  // this thread is the child's main thread
+  g_compressor = nullptr;      // the parent's buffers stay mapped; this process makes its own
   g_out = nullptr;
   t_state = nullptr;
   t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh

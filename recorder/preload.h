@@ -87,6 +87,11 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** envp_out, int 
                     int buf_cap);
 int64_t NowNs();
 
+// The calling thread is about to leave without ending the process (pthread_exit, raw exit).
+// When it is the main thread, the writer watches for the moment no other thread of the program
+// is left and then ends the process as glibc's last thread would (see LastThreadGone).
+void NoteThreadExit();
+
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();
 // A short-lived child (posix_spawn's) that execs at once: never start a writer thread in it;

@@ -241,6 +241,7 @@ DECLARE_REAL(int, execve, const char*, char* const*, char* const*);
 DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
 DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+DECLARE_REAL(void, pthread_exit, void*);
 
 }  // namespace
 
@@ -1108,6 +1109,14 @@ void* ArmedStart(void* p) {
   return s.fn(s.arg);
 }
 }  // namespace
+
+// The main thread may leave with pthread_exit while others run on (see LastThreadGone). With
+// dispatch the final exit syscall is seen too; this covers PLT-only recording.
+IORR_EXPORT void pthread_exit(void* value) {
+  iorr::recorder::NoteThreadExit();
+  REAL(pthread_exit)(value);
+  __builtin_unreachable();
+}
 
 IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
                                void* arg) {

@@ -172,5 +172,55 @@ else
   fail "raw execve: $(cat raw-exec 2> /dev/null), $(grep -c raw-exec raw.dump) events"
 fi
 
+# The main thread leaves with pthread_exit while a worker runs on. glibc ends the process when
+# its last thread leaves; the recorder's writer thread must not keep it alive. Both PLT-only
+# and dispatch: the worker's stdout (flushed by that final exit) and its file must appear.
+cat > pexit.c << 'C'
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static void* worker(void* arg) {
+  (void)arg;
+  usleep(100000);
+  int fd = open("pexit.out", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (write(fd, "x", 1) != 1) return NULL;
+  close(fd);
+  printf("worker done\n");
+  return NULL;
+}
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, worker, NULL);
+  pthread_exit(NULL);
+}
+C
+if cc -O1 -pthread pexit.c -o pexit 2> /dev/null; then
+  for dispatch in 1 0; do
+    rm -f pexit.out
+    # To a file: a process that never ends would hold a pipe open, and the test with it.
+    IORR_DISPATCH=$dispatch timeout -k 5 20 "$iorr" record -q -o pexit.iorr -- ./pexit > pexit.stdout
+    st=$?
+    pkill -KILL -x pexit 2> /dev/null
+    out=$(cat pexit.stdout)
+    "$iorr" dump pexit.iorr > pexit.dump 2> pexit.err
+    if [[ $st -ne 0 ]]; then
+      fail "pthread_exit of main (dispatch=$dispatch): status $st (124: the process never ended)"
+    elif [[ $out != "worker done" || ! -f pexit.out ]]; then
+      fail "pthread_exit of main (dispatch=$dispatch): output '$out', file $(ls pexit.out 2>&1)"
+    elif ! grep -q '"pexit.out", O_WRONLY' pexit.dump || ! grep -q 'last-thread-exit' pexit.dump; then
+      fail "pthread_exit of main (dispatch=$dispatch): the worker's open or the note is missing"
+    elif [[ $dispatch == 1 ]] && ! grep -q 'write(1, ..., 12) = 12' pexit.dump; then
+      fail "pthread_exit of main: the final stdio flush was not recorded"
+    elif [[ -s pexit.err ]]; then
+      fail "pthread_exit of main (dispatch=$dispatch): $(head -n 1 pexit.err)"
+    else
+      ok "pthread_exit of main (dispatch=$dispatch): the process ends, status 0, output kept"
+    fi
+  done
+else
+  echo "skip: pthread_exit case: no C compiler"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -38,6 +38,35 @@ void AppendNormalized(std::string* out, std::string_view p) {
   }
 }
 
+// Whether relative path p is already normal: components that are neither empty nor "." nor
+// "..", so AppendNormalized would append it as it is.
+bool IsNormalRelative(std::string_view p) {
+  size_t n = p.size();
+  if (n == 0 || p[0] == '/' || p[n - 1] == '/') return false;
+  for (size_t i = 0; i < n; ++i) {
+    char c = p[i];
+    if (c == '/') {
+      if (p[i + 1] == '/') return false;  // i + 1 < n: p does not end with '/'
+    } else if (c == '.' && (i == 0 || p[i - 1] == '/')) {
+      size_t j = i + 1;
+      if (j < n && p[j] == '.') ++j;
+      if (j == n || p[j] == '/') return false;
+    }
+  }
+  return true;
+}
+
+// AppendNormalized for *out, "/" or a normal absolute path, without the per-component work
+// when p is already normal.
+void AppendPath(std::string* out, std::string_view p) {
+  if (IsNormalRelative(p)) {
+    if (out->size() > 1) out->push_back('/');
+    out->append(p);
+  } else {
+    AppendNormalized(out, p);
+  }
+}
+
 // "/a/./b//c/../d" -> "/a/b/d": absolute, lexical (the model cannot follow symlinks).
 std::string Normalize(std::string_view path) {
   std::string out = "/";
@@ -59,7 +88,7 @@ void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
   std::string_view p = e.args[idx].s;
   out->push_back('/');
   if (!p.empty() && p[0] == '/') {
-    AppendNormalized(out, p);
+    AppendPath(out, p.substr(1));
     return;
   }
   const std::string* base = nullptr;
@@ -78,8 +107,10 @@ void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
     *out = *base;
     return;
   }
-  AppendNormalized(out, *base);
-  AppendNormalized(out, p);
+  std::string_view b = *base;
+  if (!b.empty() && b[0] == '/') b.remove_prefix(1);
+  AppendPath(out, b);
+  AppendPath(out, p);
 }
 
 const std::string& FsBase::Resolve(const Event& e, int idx) {
@@ -185,17 +216,46 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     int64_t delay = INT64_MIN;  // model end - recorded end of its latest call known ended
     int64_t end = 0;            // that call's model end
   };
-  std::unordered_map<uint32_t, Lag> lags;  // by thread
-  Lag retired;                             // the largest of threads that exited
+  // By thread, in no order; few threads, so found by a scan from the last one used.
+  std::vector<std::pair<uint32_t, Lag>> lags;
+  Lag retired;  // the largest of threads that exited
+  // The largest delay and end over lags and retired, kept up to date while no thread's value
+  // falls from the largest (then recomputed when next asked for).
+  Lag most_known;
+  bool most_valid = true;
+  size_t last_lag = 0;
+  auto lag_of = [&](uint32_t tid) -> std::pair<uint32_t, Lag>& {
+    if (last_lag < lags.size() && lags[last_lag].first == tid) return lags[last_lag];
+    for (size_t i = 0; i < lags.size(); ++i)
+      if (lags[i].first == tid) return lags[last_lag = i];
+    last_lag = lags.size();
+    return lags.emplace_back(tid, Lag{});
+  };
   int64_t all_end = 0, elapsed = 0;
   // Calls recorded as ended by `until` update their thread's lag.
   auto settle = [&](int64_t until) {
     while (!ended.empty() && ended.top().rec_end <= until) {
-      Lag& l = lags[ended.top().tid];
-      l.delay = ended.top().model_end - ended.top().rec_end;
-      l.end = ended.top().model_end;
+      Lag& l = lag_of(ended.top().tid).second;
+      Lag now{ended.top().model_end - ended.top().rec_end, ended.top().model_end};
+      if ((now.delay < l.delay && l.delay == most_known.delay) ||
+          (now.end < l.end && l.end == most_known.end))
+        most_valid = false;
+      l = now;
+      most_known.delay = std::max(most_known.delay, now.delay);
+      most_known.end = std::max(most_known.end, now.end);
       ended.pop();
     }
+  };
+  auto most_lag = [&]() {
+    if (!most_valid) {
+      most_known = retired;
+      for (const auto& [tid, l] : lags) {
+        most_known.delay = std::max(most_known.delay, l.delay);
+        most_known.end = std::max(most_known.end, l.end);
+      }
+      most_valid = true;
+    }
+    return most_known;
   };
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
@@ -207,11 +267,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
     settle(e.start_ns);
-    Lag most = retired;
-    for (const auto& [tid, l] : lags) {
-      most.delay = std::max(most.delay, l.delay);
-      most.end = std::max(most.end, l.end);
-    }
+    Lag most = most_lag();
     if (most.delay == INT64_MIN) most.delay = 0;  // nothing ended before it: the first call
     int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + most.delay) : most.end;
     t_ = start;  // this thread's time; may be behind another thread's
@@ -229,11 +285,14 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (e.call == CallId::exit || e.call == CallId::exit_group) {
       // Its calls still order what follows; keep the thread's lag, drop the thread.
       settle(e.end_ns);  // everything recorded before its exit is known by now
-      auto it = lags.find(e.tid);
+      // The largest over lags and retired stays the same.
+      auto it =
+          std::find_if(lags.begin(), lags.end(), [&](const auto& tl) { return tl.first == e.tid; });
       if (it != lags.end()) {
         retired.delay = std::max(retired.delay, it->second.delay);
         retired.end = std::max(retired.end, it->second.end);
-        lags.erase(it);
+        *it = lags.back();
+        lags.pop_back();
       }
     }
     if (t_ >= next_flusher_ns_) {

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <functional>
 #include <queue>
 #include <string_view>
@@ -38,22 +40,36 @@ void AppendNormalized(std::string* out, std::string_view p) {
   }
 }
 
-// Whether relative path p is already normal: components that are neither empty nor "." nor
-// "..", so AppendNormalized would append it as it is.
+// Bytes of x equal to the byte repeated in pat: 0x80 in those bytes, 0 in the others.
+constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+constexpr uint64_t kSlashes = 0x2f2f2f2f2f2f2f2full, kDots = 0x2e2e2e2e2e2e2e2eull;
+inline uint64_t BytesEqual(uint64_t x, uint64_t pat) {
+  uint64_t t = x ^ pat;
+  return ~(((t & kLow7) + kLow7) | t | kLow7);
+}
+inline uint64_t Load8(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Whether relative path p is already normal, so AppendNormalized would append it as it is:
+// true when it neither starts nor ends with '/', holds no "//" and no component starts with '.'
+// (false for some normal paths, such as ones with a dot file: those take the slow way).
 bool IsNormalRelative(std::string_view p) {
+  static_assert(std::endian::native == std::endian::little);
   size_t n = p.size();
-  if (n == 0 || p[0] == '/' || p[n - 1] == '/') return false;
-  for (size_t i = 0; i < n; ++i) {
-    char c = p[i];
-    if (c == '/') {
-      if (p[i + 1] == '/') return false;  // i + 1 < n: p does not end with '/'
-    } else if (c == '.' && (i == 0 || p[i - 1] == '/')) {
-      size_t j = i + 1;
-      if (j < n && p[j] == '.') ++j;
-      if (j == n || p[j] == '/') return false;
-    }
+  if (n == 0 || p[0] == '/' || p[0] == '.' || p[n - 1] == '/') return false;
+  const char* s = p.data();
+  uint64_t bad = 0;
+  size_t i = 0;
+  for (; i + 9 <= n; i += 8) {  // s[i..i+7] and the byte after each
+    uint64_t x = Load8(s + i), y = Load8(s + i + 1);
+    bad |= BytesEqual(x, kSlashes) & (BytesEqual(y, kSlashes) | BytesEqual(y, kDots));
   }
-  return true;
+  for (; i + 1 < n; ++i)
+    bad |= static_cast<uint64_t>(s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'));
+  return bad == 0;
 }
 
 // AppendNormalized for *out, "/" or a normal absolute path, without the per-component work
@@ -108,8 +124,13 @@ void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
     return;
   }
   std::string_view b = *base;
-  if (!b.empty() && b[0] == '/') b.remove_prefix(1);
-  AppendPath(out, b);
+  if (b == normal_base_) {  // the cwd or dirfd of the call before, most of the time
+    *out = b;
+  } else {
+    if (!b.empty() && b[0] == '/') b.remove_prefix(1);
+    AppendPath(out, b);
+    if (*out == *base) normal_base_ = *out;
+  }
   AppendPath(out, p);
 }
 

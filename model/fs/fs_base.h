@@ -178,8 +178,9 @@ class FsBase {
   std::vector<uint64_t> waited_;  // the tags Wait marked, to unmark
   // Resolve's per-event results, by argument position.
   std::string resolved_[trace::kMaxArgs];
-  uint32_t resolved_valid_ = 0;  // bit idx: resolved_[idx] is this event's
-  std::deque<File> storage_;     // stable addresses
+  uint32_t resolved_valid_ = 0;    // bit idx: resolved_[idx] is this event's
+  std::string normal_base_ = "/";  // a base ResolveInto found normal (it normalizes to itself)
+  std::deque<File> storage_;       // stable addresses
   // Names live in an arena freed in one go (a trace names hundreds of thousands of files);
   // the maps look them up by string_view without building a string.
   struct NameHash {

@@ -396,8 +396,9 @@ void FsBase::SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t fl
   }
 }
 
-File& FsBase::FileNamed(std::string_view name) {
+File& FsBase::FileNamed(std::string_view name, bool* existed) {
   auto it = files_.find(name);
+  if (existed) *existed = it != files_.end();
   if (it != files_.end()) return *it->second;
   File& f = storage_.emplace_back();
   f.ino = next_inode_++;
@@ -523,8 +524,8 @@ bool FsBase::Apply(const Event& e) {
       OpenFile& of = fds_[fdkey(e.ret)];
       of.name = name;
       of.sync = (flags & (O_SYNC | O_DSYNC)) != 0;
-      bool existed = files_.find(std::string_view(name)) != files_.end();
-      File& f = FileNamed(name);
+      bool existed = false;
+      File& f = FileNamed(name, &existed);
       of.file = &f;
       of.names_gen = names_gen_;
       f.unlinked = false;

@@ -120,7 +120,8 @@ class FsBase {
   // Writes the data that has been dirty longer than the expiry (the flusher's periodic pass).
   void WriteBackExpired();
   uint64_t dirty_bytes() const { return dirty_bytes_; }
-  File& FileNamed(std::string_view name);
+  // The file `name` names, made if none (*existed, if given, says whether there was one).
+  File& FileNamed(std::string_view name, bool* existed = nullptr);
   // The directory block a name's parent lives in (its parent marked a directory).
   MetaBlock DirBlock(std::string_view path);
   // The directory whose block is `dir` (null if DirBlock never named it).

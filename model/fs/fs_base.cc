@@ -397,13 +397,13 @@ void FsBase::SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t fl
 }
 
 File& FsBase::FileNamed(std::string_view name, bool* existed) {
-  auto it = files_.find(name);
-  if (existed) *existed = it != files_.end();
-  if (it != files_.end()) return *it->second;
+  auto [slot, made] = files_.TryEmplace(name, nullptr);
+  if (existed) *existed = !made;
+  if (!made) return **slot;
   File& f = storage_.emplace_back();
   f.ino = next_inode_++;
   f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(f.ino);
-  files_.emplace(Name(name, &arena_), &f);
+  *slot = &f;
   return f;
 }
 
@@ -411,10 +411,10 @@ MetaBlock FsBase::DirBlock(std::string_view path) {
   size_t slash = path.rfind('/');
   std::string_view dir =
       slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-  auto it = dir_blocks_.find(dir);
-  if (it != dir_blocks_.end()) return it->second;
+  auto [slot, made] = dir_blocks_.TryEmplace(dir, 0);
+  if (!made) return *slot;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
-  dir_blocks_.emplace(Name(dir, &arena_), b);
+  *slot = b;
   File& d = FileNamed(dir.empty() ? std::string_view("/") : dir);
   d.is_dir = true;
   dir_files_[b] = &d;
@@ -637,21 +637,20 @@ bool FsBase::Apply(const Event& e) {
         AddEntry(DirBlock(to), 1);
         MetadataChanged(f, DirBlock(to));
       }
-      auto it = files_.find(std::string_view(from));
-      File* fp = it->second;
-      files_.erase(it);
+      File* fp = *files_.Find(from);  // FileNamed made it
+      files_.Erase(from);
       ++names_gen_;  // fds naming `from` or `to` name other files now
-      auto old = files_.find(std::string_view(to));
-      if (old != files_.end() && old->second != fp) {
-        File& victim = *old->second;
+      File** old = files_.Find(to);
+      if (old && *old != fp) {
+        File& victim = **old;
         victim.unlinked = true;
         DropDirty(victim);
         Freed(victim, 0);
       }
-      if (old != files_.end())
-        old->second = fp;
+      if (old)
+        *old = fp;
       else
-        files_.emplace(Name(to, &arena_), fp);
+        files_.TryEmplace(to, fp);
       return false;
     }
     case CallId::unlink:
@@ -666,14 +665,11 @@ bool FsBase::Apply(const Event& e) {
       bool dir =
           e.call == CallId::rmdir || (e.call == CallId::unlinkat && (e.args[2].i & AT_REMOVEDIR));
       if (dir) {
-        auto own = dir_blocks_.find(std::string_view(name));
-        DirRemoved(own == dir_blocks_.end() ? 0 : own->second);
+        const MetaBlock* own = dir_blocks_.Find(name);
+        DirRemoved(own ? *own : 0);
       }
       Freed(f, DirBlock(name));
-      if (auto gone = files_.find(std::string_view(name)); gone != files_.end()) {
-        files_.erase(gone);
-        ++names_gen_;  // fds naming it name a new file from now
-      }
+      if (files_.Erase(name)) ++names_gen_;  // fds naming it name a new file from now
       return false;
     }
     default:

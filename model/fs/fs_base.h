@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "model/fs/name_table.h"
 #include "model/fs_model.h"
 #include "traces/event.h"
 
@@ -182,21 +183,11 @@ class FsBase {
   uint32_t resolved_valid_ = 0;    // bit idx: resolved_[idx] is this event's
   std::string normal_base_ = "/";  // a base ResolveInto found normal (it normalizes to itself)
   std::deque<File> storage_;       // stable addresses
-  // Names live in an arena freed in one go (a trace names hundreds of thousands of files);
-  // the maps look them up by string_view without building a string.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  using Name = std::pmr::string;
-  template <typename V>
-  using NameMap = std::pmr::unordered_map<Name, V, NameHash, std::equal_to<>>;
-  std::pmr::monotonic_buffer_resource arena_{1 << 20};
-  NameMap<File*> files_{&arena_};  // by the name the trace last gave it
+  NameTable<File*> files_;         // by the name the trace last gave it
   uint64_t names_gen_ = 1;         // bumped when a name of files_ goes or names another file
   std::deque<File*> dirty_order_;  // in the order they became dirty
   std::unordered_map<uint64_t, OpenFile> fds_;
-  NameMap<MetaBlock> dir_blocks_{&arena_};
+  NameTable<MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
   std::unordered_map<MetaBlock, File*> dir_files_;
   std::unordered_map<int32_t, std::string> cwd_;  // by pid

@@ -5,11 +5,12 @@
 # User CPU, not wall time, so a busy machine moves the figures less; where the hardware counts
 # them, instructions too (perf stat), and with CALLGRIND=1 valgrind's instruction count of one
 # configuration, which does not move at all.
-# Usage: model-speed.sh [TRACE]   (default: the whole tarball's tar xf trace of model-vs-real,
-# else the demo's; a trace of IORR_DEMO_FULL=1 bash tools/demo.sh is the same workload)
+# Usage: [RUNS=N] [CALLGRIND=1] [IORR=BIN] model-speed.sh [TRACE]
+# TRACE defaults to the whole tarball's tar xf trace of model-vs-real, else the demo's (a trace
+# of IORR_DEMO_FULL=1 bash tools/demo.sh is the same workload).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-iorr=$root/build/bin/iorr
+iorr=${IORR:-$root/build/bin/iorr}  # IORR=BINARY to time another build
 runs=${RUNS:-7}
 trace=${1:-}
 if [[ -z $trace ]]; then

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,27 @@ double HddGeometry::SeekNs(double d) const {
 // kMomentPoints sector quantiles: P(seek > 0), E[sqrt(u)], E[u]. Within a quantile cell the
 // mean distance of two random points is a third of the cell's width.
 void HddGeometry::ComputeMoments(double* p, double* ms, double* ml) const {
+  // The same disk is made again for every row of a sweep (and for checking the profile): the
+  // last result is kept, for what the moments depend on.
+  struct Memo {
+    uint64_t sectors;
+    uint32_t heads;
+    double cylinders, spt_outer, spt_slope;
+    double p, ms, ml;
+  };
+  thread_local std::optional<Memo> memo;
+  if (memo && memo->sectors == sectors_ && memo->heads == heads_ && memo->cylinders == cylinders_ &&
+      memo->spt_outer == spt_outer_ && memo->spt_slope == spt_slope_) {
+    *p = memo->p;
+    *ms = memo->ms;
+    *ml = memo->ml;
+    return;
+  }
+  ComputeMomentsUncached(p, ms, ml);
+  memo = Memo{sectors_, heads_, cylinders_, spt_outer_, spt_slope_, *p, *ms, *ml};
+}
+
+void HddGeometry::ComputeMomentsUncached(double* p, double* ms, double* ml) const {
   constexpr int m = kMomentPoints;
   std::vector<double> x(m), w(m);
   double n = static_cast<double>(sectors_);

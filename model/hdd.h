@@ -49,6 +49,7 @@ class HddGeometry {
  private:
   HddGeometry() = default;
   void ComputeMoments(double* p, double* ms, double* ml) const;
+  void ComputeMomentsUncached(double* p, double* ms, double* ml) const;
 
   uint64_t sectors_ = 0;
   uint32_t heads_ = 1;

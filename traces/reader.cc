@@ -42,10 +42,10 @@ constexpr DecodePlans MakePlans() {
     p.count_idx = static_cast<int8_t>(c.ret == Ret::kCount ? CountArgIndex(c) : -1);
     for (int i = 0; i < c.nargs; ++i) {
       ArgKind k = c.args[i].kind;
-      p.op[i] = k == ArgKind::kBuf                             ? kOpSkip
-                : IsString(k)                                  ? kOpStr
+      p.op[i] = k == ArgKind::kBuf                            ? kOpSkip
+                : IsString(k)                                 ? kOpStr
                 : (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kOpFd
-                                                               : kOpInt;
+                                                              : kOpInt;
       p.strings = p.strings || p.op[i] == kOpStr;
     }
   }
@@ -67,7 +67,8 @@ Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path, 
   }
   r->buf_.resize(64 << 10);
   struct stat st {};
-  if (::fstat(r->fd_, &st) == 0 && S_ISREG(st.st_mode)) r->file_size_ = static_cast<uint64_t>(st.st_size);
+  if (::fstat(r->fd_, &st) == 0 && S_ISREG(st.st_mode))
+    r->file_size_ = static_cast<uint64_t>(st.st_size);
   r->dctx_ = ZSTD_createDCtx();
   if (Status s = r->ReadHeader(); !s.ok()) return Status::Error(path + ": " + s.message());
   return r;
@@ -109,12 +110,14 @@ bool TraceReader::Fail(uint64_t offset, const std::string& what) {
 Status TraceReader::ReadHeader() {
   if (!Fill(8)) {
     if (!status_.ok()) return status_;
-    return Status::Error(end_ == 0 ? "empty file, not an iorr trace" : "not an iorr trace (too short)");
+    return Status::Error(end_ == 0 ? "empty file, not an iorr trace"
+                                   : "not an iorr trace (too short)");
   }
   const uint8_t* p = buf_.data() + begin_;
   uint32_t magic = Le32(p), size = Le32(p + 4);
   if (magic != kSkippableMagic) {
-    if (magic == kZstdFrameMagic) return Status::Error("a zstd file, but not an iorr trace (no header)");
+    if (magic == kZstdFrameMagic)
+      return Status::Error("a zstd file, but not an iorr trace (no header)");
     return Status::Error("not an iorr trace (bad magic)");
   }
   if (size < 1 + sizeof(kFileMagic) + 2 + 4 || size > kMaxRecordBytes)
@@ -128,7 +131,8 @@ Status TraceReader::ReadHeader() {
   if (rec[0] != static_cast<uint8_t>(RecordType::kHeader) ||
       std::memcmp(rec + 1, kFileMagic, sizeof(kFileMagic)) != 0)
     return Status::Error("not an iorr trace (bad magic)");
-  if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) return Status::Error("trace header checksum mismatch");
+  if (Crc32c(rec, size - 4) != Le32(rec + size - 4))
+    return Status::Error("trace header checksum mismatch");
   uint16_t version = static_cast<uint16_t>(rec[1 + 8] | rec[1 + 9] << 8);
   if (version > kFormatVersion)
     return Status::Error("trace format version " + std::to_string(version) +
@@ -170,7 +174,8 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     uint64_t rec_offset = offset_;
     uint32_t magic = Le32(p), size = Le32(p + 4);
     bool ours = magic == kSkippableMagic;
-    if ((magic & kSkippableMask) != kSkippableBase || (ours && (size < 5 || size > kMaxRecordBytes))) {
+    if ((magic & kSkippableMask) != kSkippableBase ||
+        (ours && (size < 5 || size > kMaxRecordBytes))) {
       if (options_.salvage) {  // resynchronise at the next iorr record
         if (!Resync()) return false;
         continue;
@@ -261,7 +266,8 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     std::string why = "corrupt chunk: payload checksum mismatch";
     if (!damaged) {
       chunk->raw.resize(m.raw_size);
-      size_t got = ZSTD_decompressDCtx(dctx_, chunk->raw.data(), m.raw_size, frame, m.compressed_size);
+      size_t got =
+          ZSTD_decompressDCtx(dctx_, chunk->raw.data(), m.raw_size, frame, m.compressed_size);
       if (ZSTD_isError(got) || got != m.raw_size) {
         damaged = true;
         why = std::string("corrupt chunk: ") +
@@ -395,8 +401,8 @@ bool ChunkCursor::Next(Event* e) {
   if (spec == nullptr) return Fail("unknown call tag " + std::to_string(tag));
   int64_t start_u = static_cast<int64_t>(static_cast<uint64_t>(prev_start_u_) +
                                          static_cast<uint64_t>(UnZigZag(ds)));
-  int64_t end_u = static_cast<int64_t>(static_cast<uint64_t>(start_u) +
-                                       static_cast<uint64_t>(UnZigZag(dd)));
+  int64_t end_u =
+      static_cast<int64_t>(static_cast<uint64_t>(start_u) + static_cast<uint64_t>(UnZigZag(dd)));
   prev_start_u_ = start_u;
   e->call = static_cast<CallId>(spec->tag);
   e->pid = chunk_->meta.pid;
@@ -500,7 +506,12 @@ bool MergedReader::LoadChunk() {
 }
 
 bool MergedReader::Advance(Live* l) {
-  if (l->cursor.Next(&l->next)) {
+  l->has_next = l->cursor.Next(&l->next);
+  return Queue(l);
+}
+
+bool MergedReader::Queue(Live* l) {
+  if (l->has_next) {
     heap_.push(l);
     return true;
   }
@@ -513,20 +524,32 @@ bool MergedReader::Advance(Live* l) {
   return false;
 }
 
+void MergedReader::Emit(Live* l, Event* e) {
+  *e = l->next;
+  if (e->start_ns < last_emitted_) ++order_violations_;
+  last_emitted_ = std::max(last_emitted_, e->start_ns);
+  pending_ = l;
+}
+
 bool MergedReader::Next(Event* e) {
   if (pending_) {
     Live* l = pending_;
     pending_ = nullptr;
-    Advance(l);
+    // The chunk just emitted from usually comes next again: when its next event would be the
+    // heap's top and may go out, it goes out without the push and pop.
+    l->has_next = l->cursor.Next(&l->next);
+    if (l->has_next && status_.ok() && (file_done_ || l->next.start_ns < watermark_ns_) &&
+        (heap_.empty() || !Later()(l, heap_.top()))) {
+      Emit(l, e);
+      return true;
+    }
+    Queue(l);
   }
   while (status_.ok()) {
     if (!heap_.empty() && (file_done_ || heap_.top()->next.start_ns < watermark_ns_)) {
       Live* l = heap_.top();
       heap_.pop();
-      *e = l->next;
-      if (e->start_ns < last_emitted_) ++order_violations_;
-      last_emitted_ = std::max(last_emitted_, e->start_ns);
-      pending_ = l;
+      Emit(l, e);
       return true;
     }
     if (file_done_) return false;
@@ -536,4 +559,3 @@ bool MergedReader::Next(Event* e) {
 }
 
 }  // namespace iorr::trace
-

@@ -22,19 +22,19 @@ namespace iorr::trace {
 
 struct Chunk {
   ChunkMeta meta;
-  uint64_t offset = 0;     // file offset of the chunk record
-  uint64_t sequence = 0;   // position among the file's chunks
+  uint64_t offset = 0;       // file offset of the chunk record
+  uint64_t sequence = 0;     // position among the file's chunks
   std::vector<uint8_t> raw;  // decompressed payload
 };
 
 // What a read found out about the file's integrity.
 struct ReadInfo {
-  uint64_t bytes = 0;             // bytes consumed
-  bool end_record = false;        // the writer closed the trace cleanly
-  EndRecord end;                  // valid when end_record
-  uint64_t truncated_bytes = 0;   // bytes of an incomplete last frame (killed writer)
-  uint64_t skipped_chunks = 0;    // damaged chunks skipped (salvage mode)
-  uint64_t skipped_records = 0;   // unknown record types skipped
+  uint64_t bytes = 0;            // bytes consumed
+  bool end_record = false;       // the writer closed the trace cleanly
+  EndRecord end;                 // valid when end_record
+  uint64_t truncated_bytes = 0;  // bytes of an incomplete last frame (killed writer)
+  uint64_t skipped_chunks = 0;   // damaged chunks skipped (salvage mode)
+  uint64_t skipped_records = 0;  // unknown record types skipped
   std::vector<std::string> notes;
 };
 
@@ -79,8 +79,8 @@ class TraceReader {
   std::vector<uint8_t> buf_;
   size_t begin_ = 0, end_ = 0;  // unread bytes in buf_
   bool eof_ = false;
-  uint64_t offset_ = 0;         // file offset of buf_[begin_]
-  uint64_t file_size_ = 0;      // regular files: their size, to refuse impossible claims early
+  uint64_t offset_ = 0;     // file offset of buf_[begin_]
+  uint64_t file_size_ = 0;  // regular files: their size, to refuse impossible claims early
   uint64_t chunks_ = 0;
   Status status_;
   ReadInfo info_;
@@ -130,12 +130,15 @@ class MergedReader {
     std::unique_ptr<Chunk> chunk;
     ChunkCursor cursor;
     Event next;
+    bool has_next = false;  // next holds its next event
   };
   struct Later {
     bool operator()(const Live* a, const Live* b) const;
   };
-  bool LoadChunk();  // false at the end of the file
-  bool Advance(Live* l);  // decodes l's next event and queues it, or frees l
+  bool LoadChunk();              // false at the end of the file
+  bool Advance(Live* l);         // decodes l's next event and queues it, or frees l
+  bool Queue(Live* l);           // queues l's decoded next event, or frees l if it has none
+  void Emit(Live* l, Event* e);  // hands out l's next event (l is advanced on the next call)
 
   TraceReader* reader_;
   std::priority_queue<Live*, std::vector<Live*>, Later> heap_;

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <functional>
 #include <queue>
 #include <string_view>
@@ -19,8 +21,74 @@ using trace::Event;
 
 namespace {
 
+// Appends the components of p to the absolute, normalized path *out ("/" or "/a/b"): "." and
+// empty ones dropped, ".." drops the last one (none above the top). So "/" + the lexical
+// trace::NormalizePath of base + "/" + p is, component by component, out after base and p.
+void AppendNormalized(std::string* out, std::string_view p) {
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    std::string_view c = p.substr(i, j - i);
+    if (c == "..") {
+      if (out->size() > 1) out->resize(std::max<size_t>(1, out->rfind('/')));
+    } else if (!c.empty() && c != ".") {
+      if (out->size() > 1) out->push_back('/');
+      out->append(c);
+    }
+    i = j + 1;
+  }
+}
+
+// Bytes of x equal to the byte repeated in pat: 0x80 in those bytes, 0 in the others.
+constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+constexpr uint64_t kSlashes = 0x2f2f2f2f2f2f2f2full, kDots = 0x2e2e2e2e2e2e2e2eull;
+inline uint64_t BytesEqual(uint64_t x, uint64_t pat) {
+  uint64_t t = x ^ pat;
+  return ~(((t & kLow7) + kLow7) | t | kLow7);
+}
+inline uint64_t Load8(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Whether relative path p is already normal, so AppendNormalized would append it as it is:
+// true when it neither starts nor ends with '/', holds no "//" and no component starts with '.'
+// (false for some normal paths, such as ones with a dot file: those take the slow way).
+bool IsNormalRelative(std::string_view p) {
+  static_assert(std::endian::native == std::endian::little);
+  size_t n = p.size();
+  if (n == 0 || p[0] == '/' || p[0] == '.' || p[n - 1] == '/') return false;
+  const char* s = p.data();
+  uint64_t bad = 0;
+  size_t i = 0;
+  for (; i + 9 <= n; i += 8) {  // s[i..i+7] and the byte after each
+    uint64_t x = Load8(s + i), y = Load8(s + i + 1);
+    bad |= BytesEqual(x, kSlashes) & (BytesEqual(y, kSlashes) | BytesEqual(y, kDots));
+  }
+  for (; i + 1 < n; ++i)
+    bad |= static_cast<uint64_t>(s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'));
+  return bad == 0;
+}
+
+// AppendNormalized for *out, "/" or a normal absolute path, without the per-component work
+// when p is already normal.
+void AppendPath(std::string* out, std::string_view p) {
+  if (IsNormalRelative(p)) {
+    if (out->size() > 1) out->push_back('/');
+    out->append(p);
+  } else {
+    AppendNormalized(out, p);
+  }
+}
+
 // "/a/./b//c/../d" -> "/a/b/d": absolute, lexical (the model cannot follow symlinks).
-std::string Normalize(std::string_view path) { return "/" + trace::NormalizePath(path); }
+std::string Normalize(std::string_view path) {
+  std::string out = "/";
+  AppendNormalized(&out, path);
+  return out;
+}
 
 bool Under(const std::string& path, const std::string& prefix) {
   if (prefix == "/") return true;
@@ -30,26 +98,56 @@ bool Under(const std::string& path, const std::string& prefix) {
 
 }  // namespace
 
-std::string FsBase::Resolve(const Event& e, int idx) {
-  if (e.args[idx].null) return {};
+void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
+  out->clear();
+  if (e.args[idx].null) return;
   std::string_view p = e.args[idx].s;
-  if (!p.empty() && p[0] == '/') return Normalize(p);
-  std::string base;
+  out->push_back('/');
+  if (!p.empty() && p[0] == '/') {
+    AppendPath(out, p.substr(1));
+    return;
+  }
+  const std::string* base = nullptr;
   const trace::CallSpec& spec = e.spec();
   int64_t dirfd = AT_FDCWD;
   if (idx > 0 && spec.args[idx - 1].kind == trace::ArgKind::kDirFd) dirfd = e.args[idx - 1].i;
   if (dirfd != AT_FDCWD) {
     auto it = fds_.find(FdKey(e.pid, dirfd));
-    if (it != fds_.end()) base = it->second.name;
+    if (it != fds_.end() && !it->second.name.empty()) base = &it->second.name;
   }
-  if (base.empty()) {
+  if (!base) {
     auto it = cwd_.find(e.pid);
-    base = it != cwd_.end() ? it->second : initial_cwd_;
+    base = it != cwd_.end() ? &it->second : &initial_cwd_;
   }
-  if (p.empty()) return base;  // AT_EMPTY_PATH: the dirfd itself
-  base += '/';
-  base += p;
-  return Normalize(base);
+  if (p.empty()) {  // AT_EMPTY_PATH: the dirfd itself
+    *out = *base;
+    return;
+  }
+  std::string_view b = *base;
+  if (b == normal_base_) {  // the cwd or dirfd of the call before, most of the time
+    *out = b;
+  } else {
+    if (!b.empty() && b[0] == '/') b.remove_prefix(1);
+    AppendPath(out, b);
+    if (*out == *base) normal_base_ = *out;
+  }
+  AppendPath(out, p);
+}
+
+const std::string& FsBase::Resolve(const Event& e, int idx) {
+  if (!(resolved_valid_ & (1u << idx))) {
+    ResolveInto(e, idx, &resolved_[idx]);
+    resolved_valid_ |= 1u << idx;
+  }
+  return resolved_[idx];
+}
+
+File& FsBase::FileOf(OpenFile& of) {
+  if (of.file == nullptr || of.names_gen != names_gen_) {
+    of.file = &FileNamed(of.name);
+    of.names_gen = names_gen_;
+  }
+  return *of.file;
 }
 
 void FsBase::Bookkeep(const Event& e) {
@@ -67,7 +165,7 @@ void FsBase::Bookkeep(const Event& e) {
       fds_[fdkey(e.ret)] = std::move(copy);
     }
   } else if (e.call == CallId::chdir) {
-    cwd_[e.pid] = Resolve(e, 0);
+    ResolveInto(e, 0, &cwd_[e.pid]);
   } else if (e.call == CallId::fchdir) {
     auto it = fds_.find(FdKey(e.pid, e.args[0].i));
     if (it != fds_.end()) cwd_[e.pid] = it->second.name;
@@ -90,7 +188,7 @@ bool FsBase::Keep(const Event& e) {
   for (int i = 0; i < spec.nargs; ++i)
     if (spec.args[i].kind == trace::ArgKind::kPath) {
       any_path = true;
-      std::string p = Resolve(e, i);
+      const std::string& p = Resolve(e, i);
       for (const std::string& prefix : o_.only)
         if (Under(p, prefix)) return true;
     }
@@ -139,17 +237,46 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     int64_t delay = INT64_MIN;  // model end - recorded end of its latest call known ended
     int64_t end = 0;            // that call's model end
   };
-  std::unordered_map<uint32_t, Lag> lags;  // by thread
-  Lag retired;                             // the largest of threads that exited
+  // By thread, in no order; few threads, so found by a scan from the last one used.
+  std::vector<std::pair<uint32_t, Lag>> lags;
+  Lag retired;  // the largest of threads that exited
+  // The largest delay and end over lags and retired, kept up to date while no thread's value
+  // falls from the largest (then recomputed when next asked for).
+  Lag most_known;
+  bool most_valid = true;
+  size_t last_lag = 0;
+  auto lag_of = [&](uint32_t tid) -> std::pair<uint32_t, Lag>& {
+    if (last_lag < lags.size() && lags[last_lag].first == tid) return lags[last_lag];
+    for (size_t i = 0; i < lags.size(); ++i)
+      if (lags[i].first == tid) return lags[last_lag = i];
+    last_lag = lags.size();
+    return lags.emplace_back(tid, Lag{});
+  };
   int64_t all_end = 0, elapsed = 0;
   // Calls recorded as ended by `until` update their thread's lag.
   auto settle = [&](int64_t until) {
     while (!ended.empty() && ended.top().rec_end <= until) {
-      Lag& l = lags[ended.top().tid];
-      l.delay = ended.top().model_end - ended.top().rec_end;
-      l.end = ended.top().model_end;
+      Lag& l = lag_of(ended.top().tid).second;
+      Lag now{ended.top().model_end - ended.top().rec_end, ended.top().model_end};
+      if ((now.delay < l.delay && l.delay == most_known.delay) ||
+          (now.end < l.end && l.end == most_known.end))
+        most_valid = false;
+      l = now;
+      most_known.delay = std::max(most_known.delay, now.delay);
+      most_known.end = std::max(most_known.end, now.end);
       ended.pop();
     }
+  };
+  auto most_lag = [&]() {
+    if (!most_valid) {
+      most_known = retired;
+      for (const auto& [tid, l] : lags) {
+        most_known.delay = std::max(most_known.delay, l.delay);
+        most_known.end = std::max(most_known.end, l.end);
+      }
+      most_valid = true;
+    }
+    return most_known;
   };
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
@@ -157,14 +284,11 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       continue;
     all_end = std::max(all_end, e.end_ns);
     Bookkeep(e);
+    resolved_valid_ = 0;  // Bookkeep's chdir changed the cwd: Keep and Apply resolve anew
     if (!o_.only.empty() && !Keep(e)) continue;
     ++r->events;
     settle(e.start_ns);
-    Lag most = retired;
-    for (const auto& [tid, l] : lags) {
-      most.delay = std::max(most.delay, l.delay);
-      most.end = std::max(most.end, l.end);
-    }
+    Lag most = most_lag();
     if (most.delay == INT64_MIN) most.delay = 0;  // nothing ended before it: the first call
     int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + most.delay) : most.end;
     t_ = start;  // this thread's time; may be behind another thread's
@@ -182,11 +306,14 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (e.call == CallId::exit || e.call == CallId::exit_group) {
       // Its calls still order what follows; keep the thread's lag, drop the thread.
       settle(e.end_ns);  // everything recorded before its exit is known by now
-      auto it = lags.find(e.tid);
+      // The largest over lags and retired stays the same.
+      auto it =
+          std::find_if(lags.begin(), lags.end(), [&](const auto& tl) { return tl.first == e.tid; });
       if (it != lags.end()) {
         retired.delay = std::max(retired.delay, it->second.delay);
         retired.end = std::max(retired.end, it->second.end);
-        lags.erase(it);
+        *it = lags.back();
+        lags.pop_back();
       }
     }
     if (t_ >= next_flusher_ns_) {
@@ -213,24 +340,34 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   return {};
 }
 
+void FsBase::Completed(uint64_t tag) {
+  uint8_t& st = tag_state_[tag];
+  if (st & kWaited) --waiting_;
+  st = 0;
+}
+
 void FsBase::Advance(int64_t t) {
   while (dev_.NextEventNs() <= t) {
     dev_.Step();
     Completion c;
-    while (dev_.PopCompletion(&c)) {
-      pending_.erase(c.tag);
-      waiting_.erase(c.tag);
-    }
+    while (dev_.PopCompletion(&c)) Completed(c.tag);
   }
   t_ = std::max(t_, t);
 }
 
 void FsBase::Wait(const std::vector<uint64_t>& tags) {
-  waiting_.clear();
-  for (uint64_t tag : tags)
-    if (pending_.count(tag)) waiting_.insert(tag);
-  while (!waiting_.empty() && dev_.NextEventNs() != kNever) Advance(dev_.NextEventNs());
-  waiting_.clear();
+  waited_.clear();
+  for (uint64_t tag : tags) {
+    uint8_t& st = tag_state_[tag];
+    if (st == kPending) {
+      st |= kWaited;
+      ++waiting_;
+      waited_.push_back(tag);
+    }
+  }
+  while (waiting_ != 0 && dev_.NextEventNs() != kNever) Advance(dev_.NextEventNs());
+  for (uint64_t tag : waited_) tag_state_[tag] &= static_cast<uint8_t>(~kWaited);
+  waiting_ = 0;
 }
 
 uint64_t FsBase::Submit(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t flags,
@@ -245,7 +382,7 @@ uint64_t FsBase::Submit(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t fla
   if ((flags & kPreflush) || op == BlockOp::kFlush) ++r_->asked_flushes;
   if (op == BlockOp::kWrite && (flags & kFua)) ++r_->asked_fua;
   uint64_t tag = ++tag_;
-  pending_.insert(tag);
+  tag_state_.push_back(kPending);  // tag_state_[tag]
   dev_.Submit(q, tag);
   return tag;
 }
@@ -259,24 +396,26 @@ void FsBase::SubmitRange(BlockOp op, uint64_t sector, uint64_t bytes, uint8_t fl
   }
 }
 
-File& FsBase::FileNamed(const std::string& name) {
-  auto it = files_.find(std::string_view(name));
-  if (it != files_.end()) return *it->second;
+File& FsBase::FileNamed(std::string_view name, bool* existed) {
+  auto [slot, made] = files_.TryEmplace(name, nullptr);
+  if (existed) *existed = !made;
+  if (!made) return **slot;
   File& f = storage_.emplace_back();
   f.ino = next_inode_++;
   f.inode_block = kMetaStart / kSectorsPerBlock + inode_block_of(f.ino);
-  files_.emplace(Name(name, &arena_), &f);
+  *slot = &f;
   return f;
 }
 
-MetaBlock FsBase::DirBlock(const std::string& path) {
+MetaBlock FsBase::DirBlock(std::string_view path) {
   size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
-  auto it = dir_blocks_.find(std::string_view(dir));
-  if (it != dir_blocks_.end()) return it->second;
+  std::string_view dir =
+      slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+  auto [slot, made] = dir_blocks_.TryEmplace(dir, 0);
+  if (!made) return *slot;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;
-  dir_blocks_.emplace(Name(dir, &arena_), b);
-  File& d = FileNamed(dir.empty() ? "/" : dir);
+  *slot = b;
+  File& d = FileNamed(dir.empty() ? std::string_view("/") : dir);
   d.is_dir = true;
   dir_files_[b] = &d;
   return b;
@@ -368,7 +507,7 @@ bool FsBase::Apply(const Event& e) {
   const trace::CallSpec& spec = e.spec();
   bool ok = !e.failed();
   auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
-  auto path = [&](int idx) { return Resolve(e, idx); };
+  auto path = [&](int idx) -> const std::string& { return Resolve(e, idx); };
   auto open_file = [&](int idx) -> OpenFile* {
     auto it = fds_.find(fdkey(e.args[idx].i));
     return it == fds_.end() ? nullptr : &it->second;
@@ -380,16 +519,21 @@ bool FsBase::Apply(const Event& e) {
     case CallId::creat: {
       if (!ok) return false;
       int idx = (e.call == CallId::openat || e.call == CallId::openat2) ? 1 : 0;
-      std::string name = path(idx);
+      const std::string& name = path(idx);
       int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC) : e.args[idx + 1].i;
-      fds_[fdkey(e.ret)] = {name, (flags & (O_SYNC | O_DSYNC)) != 0};
-      bool existed = files_.count(std::string_view(name)) != 0;
-      File& f = FileNamed(name);
+      OpenFile& of = fds_[fdkey(e.ret)];
+      of.name = name;
+      of.sync = (flags & (O_SYNC | O_DSYNC)) != 0;
+      bool existed = false;
+      File& f = FileNamed(name, &existed);
+      of.file = &f;
+      of.names_gen = names_gen_;
       f.unlinked = false;
       if (flags & O_DIRECTORY) f.is_dir = true;
       if ((flags & O_CREAT) && !existed) {
-        AddEntry(DirBlock(name), 1);
-        MetadataChanged(f, DirBlock(name));
+        MetaBlock dir = DirBlock(name);
+        AddEntry(dir, 1);
+        MetadataChanged(f, dir);
       } else if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && f.size > 0) {
         DropDirty(f);
         f.size = 0;
@@ -407,7 +551,7 @@ bool FsBase::Apply(const Event& e) {
     case CallId::pwritev2: {
       OpenFile* of = open_file(0);
       if (!ok || e.ret <= 0 || !of) return false;
-      File& f = FileNamed(of->name);
+      File& f = FileOf(*of);
       bool positional =
           e.call == CallId::pwrite64 || e.call == CallId::pwritev || e.call == CallId::pwritev2;
       uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.size;  // appends
@@ -438,7 +582,7 @@ bool FsBase::Apply(const Event& e) {
     case CallId::preadv2: {
       OpenFile* of = open_file(0);
       if (!ok || e.ret <= 0 || !of) return false;
-      File& f = FileNamed(of->name);
+      File& f = FileOf(*of);
       bool positional = e.call != CallId::read && e.call != CallId::readv;
       uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.cached_to;
       uint64_t end = off + static_cast<uint64_t>(e.ret);
@@ -456,7 +600,7 @@ bool FsBase::Apply(const Event& e) {
     case CallId::fdatasync: {
       OpenFile* of = open_file(0);
       if (!of) return false;
-      Fsync(FileNamed(of->name), e.call == CallId::fdatasync);
+      Fsync(FileOf(*of), e.call == CallId::fdatasync);
       return true;
     }
     case CallId::sync_file_range: {
@@ -465,7 +609,7 @@ bool FsBase::Apply(const Event& e) {
       OpenFile* of = open_file(0);
       if (!ok || !of) return false;
       std::vector<uint64_t> tags;
-      if (e.args[3].i & 2 /*SYNC_FILE_RANGE_WRITE*/) WriteBack(FileNamed(of->name), &tags);
+      if (e.args[3].i & 2 /*SYNC_FILE_RANGE_WRITE*/) WriteBack(FileOf(*of), &tags);
       if (e.args[3].i & 4 /*WAIT_AFTER*/) Wait(tags);
       return !tags.empty() && (e.args[3].i & 4);
     }
@@ -476,7 +620,7 @@ bool FsBase::Apply(const Event& e) {
     case CallId::ftruncate:
     case CallId::fallocate: {
       OpenFile* of = open_file(0);
-      if (ok && of) MetadataChanged(FileNamed(of->name), 0);
+      if (ok && of) MetadataChanged(FileOf(*of), 0);
       return false;
     }
     case CallId::rename:
@@ -485,7 +629,7 @@ bool FsBase::Apply(const Event& e) {
       if (!ok) return false;
       int from_idx = e.call == CallId::rename ? 0 : 1;
       int to_idx = e.call == CallId::rename ? 1 : 3;
-      std::string from = path(from_idx), to = path(to_idx);
+      const std::string &from = path(from_idx), &to = path(to_idx);
       File& f = FileNamed(from);
       MetadataChanged(f, DirBlock(from));
       if (DirBlock(to) != DirBlock(from)) {
@@ -493,27 +637,27 @@ bool FsBase::Apply(const Event& e) {
         AddEntry(DirBlock(to), 1);
         MetadataChanged(f, DirBlock(to));
       }
-      auto it = files_.find(std::string_view(from));
-      File* fp = it->second;
-      files_.erase(it);
-      auto old = files_.find(std::string_view(to));
-      if (old != files_.end() && old->second != fp) {
-        File& victim = *old->second;
+      File* fp = *files_.Find(from);  // FileNamed made it
+      files_.Erase(from);
+      ++names_gen_;  // fds naming `from` or `to` name other files now
+      File** old = files_.Find(to);
+      if (old && *old != fp) {
+        File& victim = **old;
         victim.unlinked = true;
         DropDirty(victim);
         Freed(victim, 0);
       }
-      if (old != files_.end())
-        old->second = fp;
+      if (old)
+        *old = fp;
       else
-        files_.emplace(Name(to, &arena_), fp);
+        files_.TryEmplace(to, fp);
       return false;
     }
     case CallId::unlink:
     case CallId::unlinkat:
     case CallId::rmdir: {
       if (!ok) return false;
-      std::string name = path(e.call == CallId::unlinkat ? 1 : 0);
+      const std::string& name = path(e.call == CallId::unlinkat ? 1 : 0);
       File& f = FileNamed(name);
       DropDirty(f);  // dirty pages of a removed file are dropped, never written
       f.unlinked = true;
@@ -521,11 +665,11 @@ bool FsBase::Apply(const Event& e) {
       bool dir =
           e.call == CallId::rmdir || (e.call == CallId::unlinkat && (e.args[2].i & AT_REMOVEDIR));
       if (dir) {
-        auto own = dir_blocks_.find(std::string_view(name));
-        DirRemoved(own == dir_blocks_.end() ? 0 : own->second);
+        const MetaBlock* own = dir_blocks_.Find(name);
+        DirRemoved(own ? *own : 0);
       }
       Freed(f, DirBlock(name));
-      if (auto gone = files_.find(std::string_view(name)); gone != files_.end()) files_.erase(gone);
+      if (files_.Erase(name)) ++names_gen_;  // fds naming it name a new file from now
       return false;
     }
     default:
@@ -543,7 +687,7 @@ bool FsBase::Apply(const Event& e) {
           // Create calls (mkdir, mknod, link, symlink) name what they make last.
           bool made = spec.effect == Effect::kCreate && i == last_path;
           if (spec.effect == Effect::kCreate && !made) continue;  // link's and symlink's source
-          std::string name = Resolve(e, i);
+          const std::string& name = Resolve(e, i);
           File& f = FileNamed(name);
           if (made) {
             if (e.call == CallId::mkdir || e.call == CallId::mkdirat) f.is_dir = true;

@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "model/fs/name_table.h"
 #include "model/fs_model.h"
 #include "traces/event.h"
 
@@ -60,6 +61,14 @@ struct File {
 };
 
 class FsBase {
+  // What an fd names: a path, and the file it named when last looked up.
+  struct OpenFile {
+    std::string name;
+    bool sync = false;
+    File* file = nullptr;    // cache of files_[name]
+    uint64_t names_gen = 0;  // valid while names_gen_ is this
+  };
+
  public:
   FsBase(DeviceModel& dev, const FsModelOptions& o) : dev_(dev), o_(o) {}
   virtual ~FsBase() = default;
@@ -112,9 +121,10 @@ class FsBase {
   // Writes the data that has been dirty longer than the expiry (the flusher's periodic pass).
   void WriteBackExpired();
   uint64_t dirty_bytes() const { return dirty_bytes_; }
-  File& FileNamed(const std::string& name);
+  // The file `name` names, made if none (*existed, if given, says whether there was one).
+  File& FileNamed(std::string_view name, bool* existed = nullptr);
   // The directory block a name's parent lives in (its parent marked a directory).
-  MetaBlock DirBlock(const std::string& path);
+  MetaBlock DirBlock(std::string_view path);
   // The directory whose block is `dir` (null if DirBlock never named it).
   File* DirFile(MetaBlock dir) const {
     auto it = dir_files_.find(dir);
@@ -137,8 +147,14 @@ class FsBase {
   // Whether the event counts under options().only.
   bool Keep(const trace::Event& e);
   // The absolute, lexically normalized path of argument idx (relative to its dirfd or the
-  // process's cwd).
-  std::string Resolve(const trace::Event& e, int idx);
+  // process's cwd), into *out.
+  void ResolveInto(const trace::Event& e, int idx, std::string* out);
+  // The same, computed once per event for Keep and Apply (nothing changes between them): valid
+  // until the next event.
+  const std::string& Resolve(const trace::Event& e, int idx);
+  // The file an open fd names: the file its name names now (cached until a name is removed
+  // or renamed).
+  File& FileOf(OpenFile& of);
   void AddEntry(MetaBlock dir, int delta);
   // fds_ is keyed by process and fd.
   static uint64_t FdKey(int64_t pid, int64_t fd) {
@@ -147,34 +163,31 @@ class FsBase {
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
+  // A completed request: no longer pending, no longer waited for.
+  void Completed(uint64_t tag);
 
-  struct OpenFile {
-    std::string name;
-    bool sync = false;
-  };
   DeviceModel& dev_;
   FsModelOptions o_;
   FsModelResult* r_ = nullptr;
   int64_t t_ = 0;
   int64_t next_flusher_ns_ = 0;
   uint64_t tag_ = 0;
-  std::unordered_set<uint64_t> pending_;
-  std::unordered_set<uint64_t> waiting_;  // of pending_, those Wait waits for
-  std::deque<File> storage_;              // stable addresses
-  // Names live in an arena freed in one go (a trace names hundreds of thousands of files);
-  // the maps look them up by string_view without building a string.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  using Name = std::pmr::string;
-  template <typename V>
-  using NameMap = std::pmr::unordered_map<Name, V, NameHash, std::equal_to<>>;
-  std::pmr::monotonic_buffer_resource arena_{1 << 20};
-  NameMap<File*> files_{&arena_};  // by the name the trace last gave it
+  // By tag (tags are sequential from 1): kPending until it completes, kWaited while Wait waits
+  // for it.
+  static constexpr uint8_t kPending = 1, kWaited = 2;
+  std::vector<uint8_t> tag_state_{0};
+  uint64_t waiting_ = 0;          // tags that are kPending | kWaited
+  std::vector<uint64_t> waited_;  // the tags Wait marked, to unmark
+  // Resolve's per-event results, by argument position.
+  std::string resolved_[trace::kMaxArgs];
+  uint32_t resolved_valid_ = 0;    // bit idx: resolved_[idx] is this event's
+  std::string normal_base_ = "/";  // a base ResolveInto found normal (it normalizes to itself)
+  std::deque<File> storage_;       // stable addresses
+  NameTable<File*> files_;         // by the name the trace last gave it
+  uint64_t names_gen_ = 1;         // bumped when a name of files_ goes or names another file
   std::deque<File*> dirty_order_;  // in the order they became dirty
   std::unordered_map<uint64_t, OpenFile> fds_;
-  NameMap<MetaBlock> dir_blocks_{&arena_};
+  NameTable<MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
   std::unordered_map<MetaBlock, File*> dir_files_;
   std::unordered_map<int32_t, std::string> cwd_;  // by pid

@@ -32,7 +32,7 @@ void Jbd::MetadataChanged(File& f, MetaBlock dir) {
   }
   f.seq = tid_;
   f.data_seq = tid_;
-  if (!delalloc_ && f.is_dirty()) ordered_.insert(&f);
+  if (!delalloc_ && f.is_dirty()) Order(f);
 }
 
 // A write: the inode's size or times. fdatasync only commits for a size change (ext4's
@@ -41,7 +41,7 @@ void Jbd::Written(File& f, bool grew) {
   Dirty(f.inode_block);
   f.seq = tid_;
   if (grew) f.data_seq = tid_;
-  if (!delalloc_ && f.is_dirty()) ordered_.insert(&f);
+  if (!delalloc_ && f.is_dirty()) Order(f);
 }
 
 void Jbd::Allocated(File& f) {
@@ -50,7 +50,7 @@ void Jbd::Allocated(File& f) {
   Dirty(f.inode_block);  // extent tree or block map in the inode
   f.seq = tid_;
   f.data_seq = tid_;
-  if (!delalloc_) ordered_.insert(&f);
+  if (!delalloc_) Order(f);
 }
 
 void Jbd::Freed(File& f, MetaBlock dir) {
@@ -59,7 +59,7 @@ void Jbd::Freed(File& f, MetaBlock dir) {
     Dirty(BlockBitmapOf(f.sector));
     Dirty(kGroupDescriptors);
   }
-  ordered_.erase(&f);
+  Unorder(f);
 }
 
 // A freed directory block dirtied in the running transaction is not journaled (jbd2 forgets
@@ -70,6 +70,12 @@ void Jbd::DirRemoved(MetaBlock own) {
   home_dirty_.erase(own);
 }
 
+void Jbd::Order(File& f) {
+  if (ordered_at_.emplace(&f, ordered_.size()).second) ordered_.push_back(&f);
+}
+
+void Jbd::Unorder(File& f) { ordered_at_.erase(&f); }
+
 void Jbd::Flush() {
   std::vector<uint64_t> tags{Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)};
   Wait(tags);
@@ -77,8 +83,12 @@ void Jbd::Flush() {
 
 void Jbd::Commit(bool wait) {
   std::vector<uint64_t> data, journal;
-  for (File* f : ordered_) WriteBack(*f, &data);
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    auto it = ordered_at_.find(ordered_[i]);
+    if (it != ordered_at_.end() && it->second == i) WriteBack(*ordered_[i], &data);
+  }
   ordered_.clear();
+  ordered_at_.clear();
   if (wait) Wait(data);
   uint64_t n = txn_.size();
   uint64_t blocks = n + (n + kTagsPerDescriptor - 1) / kTagsPerDescriptor;

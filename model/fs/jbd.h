@@ -17,6 +17,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "model/fs/fs_base.h"
 
@@ -51,7 +52,12 @@ class Jbd : public FsBase {
   uint64_t tid_ = 1;         // the running transaction
   int64_t txn_start_ns_ = -1;
   std::unordered_set<MetaBlock> txn_;
-  std::unordered_set<File*> ordered_;        // files with data ordered before commit
+  void Order(File& f);    // f's data goes out before the commit
+  void Unorder(File& f);  // ... or no longer (freed)
+  // Files with data ordered before commit, in the order they joined the transaction (jbd's
+  // t_sync_datalist): ordered_at_ holds the position of each file's live entry in ordered_.
+  std::vector<File*> ordered_;
+  std::unordered_map<File*, size_t> ordered_at_;
   std::map<MetaBlock, int64_t> home_dirty_;  // committed, not yet home: since when
   uint64_t journal_head_ = 0;                // blocks written, ever
   uint64_t checkpointed_ = 0;                // journal blocks freed by checkpoints

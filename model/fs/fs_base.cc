@@ -272,6 +272,7 @@ File& FsBase::FileNamed(const std::string& name) {
 MetaBlock FsBase::DirBlock(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
+  entry_name_bytes_ = slash == std::string::npos ? path.size() : path.size() - slash - 1;
   auto it = dir_blocks_.find(std::string_view(dir));
   if (it != dir_blocks_.end()) return it->second;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;

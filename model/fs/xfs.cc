@@ -116,6 +116,21 @@ class Xfs : public FsBase {
     }
     MetadataChanged(f, dir);
     if (f.placed) Allocated(f);  // the extent goes back to the free-space btrees
+    // The inode is freed; when all of its cluster is, the cluster is freed with it and its
+    // buffer goes stale (xfs_ifree_cluster): logged, never written home.
+    if (++freed_[f.inode_block] < kInodesPerCluster) return;
+    freed_.erase(f.inode_block);
+    uint64_t first = f.ino / kInodesPerCluster * kInodesPerCluster;
+    for (uint64_t ino = first; ino < first + kInodesPerCluster; ++ino) {
+      auto it = items_.find(kInodeIds + ino);
+      if (it == items_.end()) continue;
+      if (cil_.count(it->first)) {
+        it->second.home_bytes = 0;
+      } else {
+        ail_.erase(it->first);
+        items_.erase(it);
+      }
+    }
   }
   void Fsync(File& f, bool datasync) override {
     std::vector<uint64_t> tags;
@@ -161,6 +176,8 @@ class Xfs : public FsBase {
   // Items are named by id: a buffer by its block, an inode (logged on its own, not with its
   // cluster) by kInodeIds + its number.
   static constexpr uint64_t kInodeIds = 1ull << 62;
+  // Inodes per cluster buffer (FsBase: 16 to an inode block; 2 * kBlock of 512-byte inodes).
+  static constexpr uint64_t kInodesPerCluster = 16;
   struct Change {
     uint64_t id;
     Item item;
@@ -290,6 +307,14 @@ class Xfs : public FsBase {
       ail_.insert(cil_.begin(), cil_.end());
       cil_.clear();
       cil_bytes_ = 0;
+      if (cold_push_) {
+        // The run starts after a cache drop (cold, as `iorr replay` starts by default): xfs
+        // reclaiming inodes asked xfsaild to push the whole AIL (xfs_reclaim_inodes_nr ->
+        // xfs_ail_push_all). The AIL was empty, so the push waited for the first checkpoint:
+        // its items go home as soon as it is written.
+        cold_push_ = false;
+        PushAil();
+      }
     }
     ++seq_;
     if (wait) Wait(tags);
@@ -307,8 +332,10 @@ class Xfs : public FsBase {
       }
       auto item = items_.find(*it);
       if (item != items_.end()) {
-        uint64_t& bytes = home[item->second.home_block];
-        bytes = std::max(bytes, item->second.home_bytes);
+        if (item->second.home_bytes > 0) {  // not stale
+          uint64_t& bytes = home[item->second.home_block];
+          bytes = std::max(bytes, item->second.home_bytes);
+        }
         items_.erase(item);
       }
       it = ail_.erase(it);
@@ -319,9 +346,11 @@ class Xfs : public FsBase {
   }
 
   bool legacy_;
+  bool cold_push_ = true;
   uint64_t seq_ = 1;  // the current checkpoint (or, legacy, log force) sequence
-  std::unordered_map<uint64_t, Item> items_;  // logged and not yet written home, by id
-  std::unordered_set<uint64_t> cil_, ail_;    // ids in the CIL, ids in the AIL
+  std::unordered_map<uint64_t, Item> items_;      // logged and not yet written home, by id
+  std::unordered_set<uint64_t> cil_, ail_;        // ids in the CIL, ids in the AIL
+  std::unordered_map<uint64_t, uint64_t> freed_;  // inode cluster -> its inodes freed
   uint64_t cil_bytes_ = 0;
   uint64_t iclog_fill_ = 0;
   uint64_t log_head_ = 0, log_used_ = 0;

@@ -411,6 +411,7 @@ MetaBlock FsBase::DirBlock(std::string_view path) {
   size_t slash = path.rfind('/');
   std::string_view dir =
       slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+  entry_name_bytes_ = slash == std::string_view::npos ? path.size() : path.size() - slash - 1;
   auto [slot, made] = dir_blocks_.TryEmplace(dir, 0);
   if (!made) return *slot;
   MetaBlock b = kMetaStart / kSectorsPerBlock + next_dir_block_++;

@@ -135,6 +135,9 @@ class FsBase {
     auto it = dir_entries_.find(dir);
     return it == dir_entries_.end() ? 0 : it->second;
   }
+  // The length of the last name in the path DirBlock was last asked about (the entry a
+  // namespace change adds or removes; DirBlock is called right before the hook).
+  uint64_t entry_name_bytes() const { return entry_name_bytes_; }
   // A fresh metadata block (allocation bitmaps and the like, per model).
   MetaBlock inode_block_of(uint64_t inode) const { return inode / 16; }
 
@@ -194,6 +197,7 @@ class FsBase {
   std::string initial_cwd_ = "/";
   uint64_t next_inode_ = 0;
   MetaBlock next_dir_block_ = 1 << 18;
+  uint64_t entry_name_bytes_ = 0;
   uint64_t next_data_ = kDataStart;
   uint64_t dirty_bytes_ = 0;
 };

@@ -2,12 +2,17 @@
 //
 // `xfs` (delayed logging, every kernel since 2.6.39): a transaction relogs its items into the
 // committed item list (CIL) in memory; an item logged again before the next checkpoint costs
-// nothing more, except directory buffers, whose dirty 128-byte regions add up. A checkpoint
-// (CIL push) formats the CIL into 32 KiB in-core log buffers (iclogs) written to the log: the
-// first with PREFLUSH, the last (commit record) with PREFLUSH|FUA; one iclog gets both. A push
-// happens on fsync of a file with logged changes (log force; fdatasync skips timestamp-only
-// changes), on sync, when the CIL passes an eighth of the log, and every 30 s (log worker).
-// fsync that needs no log force sends a lone flush (xfs_file_fsync, single device).
+// nothing more. A checkpoint (CIL push) formats the CIL into 32 KiB in-core log buffers
+// (iclogs) written to the log: the first with PREFLUSH, the last (commit record) with
+// PREFLUSH|FUA; one iclog gets both. A push happens on fsync of a file with logged changes (log
+// force; fdatasync skips timestamp-only changes), on sync, when the CIL passes an eighth of the
+// log, and every 30 s (log worker). fsync that needs no log force sends a lone flush
+// (xfs_file_fsync, single device).
+//
+// What a checkpoint logs of a buffer is every 128-byte chunk dirtied since the buffer was last
+// written home, not only since the last checkpoint: the dirty bitmap of its log item is cleared
+// when the buffer is written. So a directory block relogged by create after create, with
+// nothing written home in between, logs more at each fsync, up to the whole block.
 //
 // `xfs-legacy` (before delayed logging): every transaction copies its items in full into the
 // current iclog at commit; an iclog is written when full, on a log force and by the 30 s worker,
@@ -16,11 +21,13 @@
 //
 // Both: data allocated at writeback (delayed allocation), allocation logging the inode and the
 // free-space btrees; logged metadata goes home (AIL push) every 30 s and when three quarters of
-// the log is in use, never on sync. Sizes are estimates from the log formats (inode core and
-// log format about 600 bytes, AG headers 256, btree and directory regions 512 per change).
+// the log is in use, never on sync. Sizes follow the log formats (xfs_log_format.h): op headers,
+// inode log format and core, buffer log format and dirty chunks, directory entries by name
+// length in short-form, block and leaf directories.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "model/fs/models.h"
@@ -29,19 +36,32 @@ namespace iorr::model::fs {
 namespace {
 
 constexpr uint64_t kIclogBytes = 32 << 10;
-constexpr uint64_t kIclogHeader = 512;
+constexpr uint64_t kIclogHeader = 512;       // xlog_rec_header, one sector per 32 KiB iclog
 constexpr uint64_t kLogBytes = 64ull << 20;  // internal log
 constexpr uint64_t kCilLimit = kLogBytes / 8;
-constexpr uint64_t kCheckpointOverhead = 400;  // start record, transaction header, commit record
-constexpr uint64_t kTransOverhead = 64;        // legacy: per-transaction headers
+constexpr uint64_t kTransOverhead = 64;  // legacy: per-transaction headers
 constexpr int64_t kLogWorkerNs = 30'000'000'000;
-// Logged bytes per item, formats and op headers included: an inode core with its extents, the
-// dirty 128-byte regions of an AG header or btree block. Checked against the log writes of real
-// xfs (6.x, v5, 512-byte inodes): create + write + fsync in a small directory writes one iclog
-// of 2.5 to 3.5 KiB, in a directory of 250 entries about 6 KiB (its hash leaf shifts).
-constexpr uint64_t kInodeLog = 300, kHeaderLog = 160, kRegionLog = 300;
-constexpr uint64_t kShortformEntries = 12;    // entries that fit in a 512-byte inode's literal area
-constexpr uint64_t kBlockFormEntries = 120;   // entries of a single-block directory
+// What the log formats cost (xfs_log_format.h, v5 file system, 512-byte inodes):
+// every region is an op with a 12-byte header; a checkpoint adds a start record, a
+// transaction header and a commit record.
+constexpr uint64_t kOpHeader = 12;
+constexpr uint64_t kCheckpointOverhead = 3 * kOpHeader + 16;
+// An inode: its xfs_inode_log_format and its core (xfs_log_dinode), then its data fork:
+// extents of 16 bytes, or a short-form directory in the inode's literal area.
+constexpr uint64_t kInodeLog = kOpHeader + 56 + kOpHeader + 176 + kOpHeader;
+constexpr uint64_t kLiteralArea = 512 - 176;
+// A buffer: its xfs_buf_log_format, then its dirty 128-byte chunks, each contiguous run an op.
+constexpr uint64_t kBufFormat = kOpHeader + 24;
+constexpr uint64_t kChunk = 128;
+constexpr uint64_t Chunks(uint64_t bytes) { return (bytes + kChunk - 1) / kChunk * kChunk; }
+// An AG header (AGF, AGI) or a btree block changes in its header chunk and the chunk of the
+// record (the model allocates in order, so the same record); the AGI's unlinked-list buckets
+// are a second chunk.
+constexpr uint64_t kHeaderChunks = 1, kBtreeChunks = 1;
+// Directories (xfs_dir2): a short-form entry is 8 bytes and the name; a data entry 12 and the
+// name, rounded to 8; a hash leaf entry 8. A block-form directory is one block (data header,
+// entries, leaf entries, tail); past it, data blocks and a hash leaf block of its own.
+constexpr uint64_t kDirHeader = 64;
 constexpr uint64_t kLeafOffset = 1ull << 22;  // a directory block -> its hash leaf block
 constexpr uint64_t kAgfBlock = kMetaStart / kSectorsPerBlock - 1;  // AGF, AGI sectors
 constexpr uint64_t kAgiBlock = kMetaStart / kSectorsPerBlock - 2;
@@ -54,48 +74,63 @@ class Xfs : public FsBase {
  protected:
   void MetadataChanged(File& f, MetaBlock dir) override {
     Trans t;
-    t.Inode(f);
+    t.Inode(f, ForkBytes(f));
     if (dir) {
-      // The entry: in the directory inode while it is short, then in a directory block, then
-      // also in a hash leaf whose sorted entries shift on insert (about half of them logged).
-      uint64_t n = DirEntries(dir);
-      if (n > kShortformEntries) t.Buf(dir, kRegionLog, kBlock);
-      if (n > kBlockFormEntries)
-        t.Buf(dir + kLeafOffset, std::min<uint64_t>(kBlock, 12 * n), kBlock);
-      if (const File* d = DirFile(dir)) t.Inode(*d);  // the directory's inode
-      t.Buf(kAgiBlock, kHeaderLog, kSectorBytes);     // inode allocation or unlinked list
-      t.Buf(kBtreeBase, kRegionLog, kBlock);          // inobt / finobt
+      DirEntry(t, dir);
+      // Inode allocation or the unlinked list: the AGI, the inode btree and the free inode btree.
+      t.Buf(kAgiBlock, kHeaderChunks * kChunk, 0, kSectorBytes);
+      t.Buf(kBtreeBase, kBtreeChunks * kChunk, 0, kBlock);
+      t.Buf(kBtreeBase + 3, kBtreeChunks * kChunk, 0, kBlock);
     }
     Commit(t, f, /*data_change=*/true);
   }
   void Written(File& f, bool grew) override {
     Trans t;
-    t.Inode(f);
+    t.Inode(f, ForkBytes(f));
     Commit(t, f, /*data_change=*/grew);
   }
   void Allocated(File& f) override {
     Trans t;
-    t.Inode(f);
-    t.Buf(kAgfBlock, kHeaderLog, kSectorBytes);
-    t.Buf(kBtreeBase + 1, kRegionLog, kBlock);  // bnobt
-    t.Buf(kBtreeBase + 2, kRegionLog, kBlock);  // cntbt
+    t.Inode(f, ForkBytes(f));
+    t.Buf(kAgfBlock, kHeaderChunks * kChunk, 0, kSectorBytes);
+    t.Buf(kBtreeBase + 1, kBtreeChunks * kChunk, 0, kBlock);  // bnobt
+    t.Buf(kBtreeBase + 2, kBtreeChunks * kChunk, 0, kBlock);  // cntbt
     Commit(t, f, true);
   }
-  // A freed directory's buffers are cancelled: not logged in full, not written home.
+  // A freed directory's buffers are cancelled: not logged, not written home.
   void DirRemoved(MetaBlock own) override {
     if (own == 0) return;
-    for (uint64_t id : {own, own + kLeafOffset}) {
-      auto it = cil_.find(id);
-      if (it != cil_.end()) {
-        cil_bytes_ -= std::min(cil_bytes_, it->second.log_bytes);
-        cil_.erase(it);
-      }
+    for (uint64_t id : {own, own + kLeafOffset, own + 2 * kLeafOffset}) {
+      auto it = items_.find(id);
+      if (it == items_.end()) continue;
+      if (cil_.erase(id)) cil_bytes_ -= std::min(cil_bytes_, it->second.Logged());
       ail_.erase(id);
+      items_.erase(it);
     }
   }
   void Freed(File& f, MetaBlock dir) override {
+    if (dir) {  // unlink puts the inode on the AGI's unlinked list (a bucket in another chunk)
+      Trans t;
+      t.Buf(kAgiBlock, 0, kChunk, kSectorBytes);
+      Commit(t, f, true);
+    }
     MetadataChanged(f, dir);
     if (f.placed) Allocated(f);  // the extent goes back to the free-space btrees
+    // The inode is freed; when all of its cluster is, the cluster is freed with it and its
+    // buffer goes stale (xfs_ifree_cluster): logged, never written home.
+    if (++freed_[f.inode_block] < kInodesPerCluster) return;
+    freed_.erase(f.inode_block);
+    uint64_t first = f.ino / kInodesPerCluster * kInodesPerCluster;
+    for (uint64_t ino = first; ino < first + kInodesPerCluster; ++ino) {
+      auto it = items_.find(kInodeIds + ino);
+      if (it == items_.end()) continue;
+      if (cil_.count(it->first)) {
+        it->second.home_bytes = 0;
+      } else {
+        ail_.erase(it->first);
+        items_.erase(it);
+      }
+    }
   }
   void Fsync(File& f, bool datasync) override {
     std::vector<uint64_t> tags;
@@ -124,46 +159,100 @@ class Xfs : public FsBase {
   }
 
  private:
+  // A log item, from when it is first logged until it is written home: a buffer logs every
+  // 128-byte chunk dirtied since it was last written home (its dirty bitmap is cleared only
+  // when the buffer is written), however many checkpoints ago; an inode logs its core and fork.
   struct Item {
-    uint64_t log_bytes = 0;   // what the next checkpoint logs of it
+    uint64_t dirty = 0;  // buffers: dirty bytes (a multiple of kChunk); inodes: log size
+    bool buffer = false;
     uint64_t home_block = 0;  // where it lives: a buffer's block, an inode's cluster
     uint64_t home_bytes = 0;  // what goes home: the buffer, the inode cluster buffer
+    // What a checkpoint logs of it: a buffer's format and its dirty chunks, as two runs (the
+    // header's and the changed records').
+    uint64_t Logged() const {
+      return buffer ? kBufFormat + std::min(home_bytes, Chunks(dirty)) + 2 * kOpHeader : dirty;
+    }
   };
   // Items are named by id: a buffer by its block, an inode (logged on its own, not with its
   // cluster) by kInodeIds + its number.
   static constexpr uint64_t kInodeIds = 1ull << 62;
+  // Inodes per cluster buffer (FsBase: 16 to an inode block; 2 * kBlock of 512-byte inodes).
+  static constexpr uint64_t kInodesPerCluster = 16;
+  struct Change {
+    uint64_t id;
+    Item item;
+    uint64_t grow;  // buffers: bytes this change dirties beyond what was dirty already
+  };
   struct Trans {
-    std::vector<std::pair<uint64_t, Item>> items;
-    void Inode(const File& f) {
-      items.push_back({kInodeIds + f.ino, {kInodeLog, f.inode_block, 2 * kBlock}});
+    std::vector<Change> changes;
+    void Inode(const File& f, uint64_t fork) {
+      changes.push_back(
+          {kInodeIds + f.ino, {kInodeLog + fork, false, f.inode_block, 2 * kBlock}, 0});
     }
-    void Buf(uint64_t block, uint64_t log, uint64_t home) {
-      items.push_back({block, {log, block, home}});
+    // A buffer change: `fixed` bytes that the same change always dirties (a header, a record
+    // the model rewrites in place), `grow` bytes that each change dirties afresh (directory
+    // entries appended). Home: the buffer at `block` (`home` bytes) unless `at` names another.
+    void Buf(uint64_t block, uint64_t fixed, uint64_t grow, uint64_t home, uint64_t at = 0) {
+      changes.push_back({block, {fixed, true, at ? at : block, home}, grow});
     }
   };
+
+  static uint64_t ForkBytes(const File& f) { return f.placed ? 16 : 0; }
+
+  // A directory entry added or removed in `dir`, by the directory's format after the change.
+  void DirEntry(Trans& t, MetaBlock dir) {
+    const File* d = DirFile(dir);
+    uint64_t name = entry_name_bytes();
+    uint64_t n = DirEntries(dir);
+    uint64_t sf = 6 + n * (8 + name), ent = (12 + name + 7) / 8 * 8;
+    if (sf <= kLiteralArea) {  // short form: in the directory inode, logged with it
+      if (d) t.Inode(*d, sf);
+      return;
+    }
+    if (d) t.Inode(*d, 16);  // its extent
+    bool was_sf = 6 + (n - 1) * (8 + name) <= kLiteralArea;
+    uint64_t block_form = kDirHeader + n * (ent + 8) + 8;
+    if (block_form <= kBlock) {
+      // One block: the data header's chunk and the entries appended since it was written home
+      // (all of them when it was just made from the short form), and the hash leaf at the
+      // block's end, whose sorted entries shift on insert (the whole leaf, soon).
+      t.Buf(dir, kChunk + (was_sf ? n * ent : 0), ent, kBlock);
+      t.Buf(dir + 2 * kLeafOffset, Chunks(n * 8 + 8), 0, kBlock, dir);
+      return;
+    }
+    // Leaf form: a data block (logged in full when it was just made from the block form) and
+    // the hash leaf block.
+    bool was_block = kDirHeader + (n - 1) * (ent + 8) + 8 <= kBlock;
+    t.Buf(dir, was_block ? kBlock : kChunk, ent, kBlock);
+    t.Buf(dir + kLeafOffset, std::min(kBlock, Chunks(kDirHeader + n * 8)), 0, kBlock);
+  }
 
   void Commit(const Trans& t, File& f, bool data_change) {
     f.seq = seq_;
     if (data_change) f.data_seq = seq_;
-    if (legacy_) {
-      uint64_t bytes = kTransOverhead;
-      for (const auto& [id, item] : t.items) {
-        bytes += item.log_bytes;
-        ail_.try_emplace(item.home_block, item.home_bytes);
+    uint64_t logged = 0;
+    for (const Change& c : t.changes) {
+      auto [it, fresh] = items_.try_emplace(c.id, c.item);
+      Item& item = it->second;
+      uint64_t before = fresh ? 0 : item.Logged();
+      if (!item.buffer)
+        item.dirty = c.item.dirty;
+      else
+        item.dirty =
+            std::min(item.home_bytes, std::max(item.dirty, c.item.dirty) + (fresh ? 0 : c.grow));
+      logged += item.Logged();
+      if (legacy_) {
+        ail_.insert(c.id);
+      } else if (cil_.insert(c.id).second) {
+        cil_bytes_ += item.Logged();
+      } else {
+        cil_bytes_ += item.Logged() - before;
       }
-      AppendToIclog(bytes);
-      return;
     }
-    for (const auto& [id, item] : t.items) {
-      auto [it, fresh] = cil_.try_emplace(id, item);
-      if (fresh) {
-        cil_bytes_ += item.log_bytes;
-      } else if (item.home_bytes == kBlock && it->second.log_bytes < item.home_bytes) {
-        // More dirty regions of the same buffer, up to all of it.
-        uint64_t more = std::min(item.log_bytes, item.home_bytes - it->second.log_bytes);
-        it->second.log_bytes += more;
-        cil_bytes_ += more;
-      }
+    if (legacy_) {
+      // Every transaction copies its items, all their dirty regions, into the iclogs.
+      AppendToIclog(kTransOverhead + logged);
+      return;
     }
     if (cil_bytes_ > kCilLimit) ForceLog(/*wait=*/false);
   }
@@ -215,28 +304,54 @@ class Xfs : public FsBase {
         WriteIclog(flags, &tags);
         first = false;
       }
-      for (const auto& [id, item] : cil_) ail_.try_emplace(item.home_block, item.home_bytes);
+      ail_.insert(cil_.begin(), cil_.end());
       cil_.clear();
       cil_bytes_ = 0;
+      if (cold_push_) {
+        // The run starts after a cache drop (cold, as `iorr replay` starts by default): xfs
+        // reclaiming inodes asked xfsaild to push the whole AIL (xfs_reclaim_inodes_nr ->
+        // xfs_ail_push_all). The AIL was empty, so the push waited for the first checkpoint:
+        // its items go home as soon as it is written.
+        cold_push_ = false;
+        PushAil();
+      }
     }
     ++seq_;
     if (wait) Wait(tags);
     return true;
   }
 
-  // Logged metadata goes home, in block order.
+  // Logged metadata goes home, in block order: the items of the AIL that are not pinned by
+  // the CIL (relogged since); each home buffer once. An item written home is clean again.
   void PushAil() {
-    for (const auto& [id, home] : ail_)
-      Submit(BlockOp::kWrite, id * kSectorsPerBlock, home, 0, BlockKind::kMetadata);
-    ail_.clear();
+    std::map<uint64_t, uint64_t> home;  // block -> bytes
+    for (auto it = ail_.begin(); it != ail_.end();) {
+      if (cil_.count(*it)) {
+        ++it;
+        continue;
+      }
+      auto item = items_.find(*it);
+      if (item != items_.end()) {
+        if (item->second.home_bytes > 0) {  // not stale
+          uint64_t& bytes = home[item->second.home_block];
+          bytes = std::max(bytes, item->second.home_bytes);
+        }
+        items_.erase(item);
+      }
+      it = ail_.erase(it);
+    }
+    for (const auto& [block, bytes] : home)
+      Submit(BlockOp::kWrite, block * kSectorsPerBlock, bytes, 0, BlockKind::kMetadata);
     log_used_ = 0;
   }
 
   bool legacy_;
+  bool cold_push_ = true;
   uint64_t seq_ = 1;  // the current checkpoint (or, legacy, log force) sequence
-  std::unordered_map<uint64_t, Item> cil_;
+  std::unordered_map<uint64_t, Item> items_;      // logged and not yet written home, by id
+  std::unordered_set<uint64_t> cil_, ail_;        // ids in the CIL, ids in the AIL
+  std::unordered_map<uint64_t, uint64_t> freed_;  // inode cluster -> its inodes freed
   uint64_t cil_bytes_ = 0;
-  std::map<uint64_t, uint64_t> ail_;  // block -> bytes to write home
   uint64_t iclog_fill_ = 0;
   uint64_t log_head_ = 0, log_used_ = 0;
   int64_t next_worker_ns_ = kLogWorkerNs;

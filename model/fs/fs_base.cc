@@ -680,9 +680,22 @@ bool FsBase::Apply(const Event& e) {
   switch (spec.effect) {
     case Effect::kCreate:
     case Effect::kSetAttr: {
-      int last_path = -1;
-      for (int i = 0; i < spec.nargs; ++i)
-        if (spec.args[i].kind == trace::ArgKind::kPath) last_path = i;
+      int last_path = -1, fd_arg = -1;
+      bool by_path = false;
+      for (int i = 0; i < spec.nargs; ++i) {
+        if (spec.args[i].kind == trace::ArgKind::kPath) {
+          last_path = i;
+          by_path = by_path || !e.args[i].null;
+        }
+        if (fd_arg < 0 && (spec.args[i].kind == trace::ArgKind::kFd ||
+                           spec.args[i].kind == trace::ArgKind::kDirFd))
+          fd_arg = i;
+      }
+      // fchmod, fchown, fsetxattr, futimens (utimensat with a null path): the open file.
+      if (!by_path && fd_arg >= 0 && spec.effect == Effect::kSetAttr) {
+        if (OpenFile* of = open_file(fd_arg)) MetadataChanged(FileOf(*of), 0);
+        return false;
+      }
       for (int i = 0; i < spec.nargs; ++i)
         if (spec.args[i].kind == trace::ArgKind::kPath && !e.args[i].null) {
           // Create calls (mkdir, mknod, link, symlink) name what they make last.

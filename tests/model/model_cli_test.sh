@@ -97,6 +97,47 @@ if [[ $ok_threads == 1 ]]; then
     fail "threads apart: two threads $two s, thread 1 alone $alone s"
   fi
 fi
+# Attribute changes through an fd (fchmod, fchown, futimens) dirty the open file's inode: a
+# file made clean by fsync, then fchmod'ed and fsynced again, costs a second journal commit.
+attr_trace() {  # CALL: create-write-fsync, then CALL on the fd, then fsync
+  python3 - "$1" << 'PY'
+import json, sys
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
+t = 1000
+def call(name, ret, args):
+    global t
+    print(json.dumps({"pid": 1, "tid": 1, "call": name, "start_ns": t, "end_ns": t + 1000,
+                      "ret": ret, "errno": None, "args": args}))
+    t += 2000
+call("openat", 3, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": "O_WRONLY|O_CREAT", "mode": 420})
+call("pwrite64", 4096, {"fd": 3, "count": 4096, "offset": 0})
+call("fsync", 0, {"fd": 3})
+what = sys.argv[1]
+if what == "fchmod":
+    call("fchmod", 0, {"fd": 3, "mode": 384})
+elif what == "fchown":
+    call("fchown", 0, {"fd": 3, "owner": 1, "group": 1})
+elif what == "futimens":
+    call("utimensat", 0, {"dirfd": 3, "path": None, "flags": 0})
+call("fsync", 0, {"fd": 3})
+call("close", 0, {"fd": 3})
+PY
+}
+commits() { "$iorr" model "attr-$1.iorr" --fs ext4 --disk ssd-sata --cache on --barrier on --json | grep -o '"fua_writes":[0-9]*' | cut -d: -f2; }
+for c in none fchmod fchown futimens; do
+  attr_trace $c > "attr-$c.jsonl" && "$iorr" import jsonl "attr-$c.jsonl" -o "attr-$c.iorr" 2> attr.err || fail "import $c: $(cat attr.err)"
+done
+base=$(commits none)
+for c in fchmod fchown futimens; do
+  n=$(commits $c)
+  if [[ $base == 1 && $n == 2 ]]; then
+    ok "$c on an fd dirties its inode: $n commits, $base without it"
+  else
+    fail "$c on an fd: $n commits (expected 2), $base without it (expected 1)"
+  fi
+done
+
 # xfs logs a buffer with every chunk dirtied since it was last written home: N files created,
 # written and fsynced one by one in one directory log more per fsync as the directory grows
 # (the short-form directory, then its block, relogged in full), so 150 files cost far more per

@@ -165,7 +165,11 @@ void FsBase::Bookkeep(const Event& e) {
       fds_[fdkey(e.ret)] = std::move(copy);
     }
   } else if (e.call == CallId::chdir) {
-    ResolveInto(e, 0, &cwd_[e.pid]);
+    // Resolved before the process's entry exists: a new one would be an empty cwd, and a
+    // process's first relative chdir would go from / instead of the trace's cwd.
+    std::string dir;
+    ResolveInto(e, 0, &dir);
+    cwd_[e.pid] = std::move(dir);
   } else if (e.call == CallId::fchdir) {
     auto it = fds_.find(FdKey(e.pid, e.args[0].i));
     if (it != fds_.end()) cwd_[e.pid] = it->second.name;
@@ -283,9 +287,13 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
     all_end = std::max(all_end, e.end_ns);
+    // A chdir's own path is relative to the directory it leaves: filter it before Bookkeep.
+    bool cwd_call = e.spec().effect == trace::Effect::kCwd;
+    bool keep = o_.only.empty() || !cwd_call || Keep(e);
     Bookkeep(e);
     resolved_valid_ = 0;  // Bookkeep's chdir changed the cwd: Keep and Apply resolve anew
-    if (!o_.only.empty() && !Keep(e)) continue;
+    if (!o_.only.empty() && !cwd_call) keep = Keep(e);
+    if (!keep) continue;
     ++r->events;
     settle(e.start_ns);
     Lag most = most_lag();

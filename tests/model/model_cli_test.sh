@@ -138,6 +138,25 @@ for c in fchmod fchown futimens; do
   fi
 done
 
+# --only filters a relative chdir by the directory it names from where it is called: from /w,
+# chdir("x") names /w/x, which is not under /w/x/x (it would be, resolved from /w/x).
+python3 - > chdir-only.jsonl << 'PY'
+import json
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
+print(json.dumps({"pid": 1, "tid": 1, "call": "chdir", "start_ns": 1000, "end_ns": 2000,
+                  "ret": 0, "errno": None, "args": {"path": "x"}}))
+print(json.dumps({"pid": 1, "tid": 1, "call": "mkdir", "start_ns": 3000, "end_ns": 4000,
+                  "ret": 0, "errno": None, "args": {"path": "x", "mode": 493}}))
+PY
+"$iorr" import jsonl chdir-only.jsonl -o chdir-only.iorr 2> chdir.err || fail "import: $(cat chdir.err)"
+n=$("$iorr" model chdir-only.iorr --fs ext4 --disk ssd-sata --cache on --barrier on --only /w/x/x --json | grep -o '"events":[0-9]*' | head -n 1 | cut -d: -f2)
+if [[ $n == 1 ]]; then
+  ok "--only: a relative chdir is resolved from the directory it leaves (1 event kept: the mkdir)"
+else
+  fail "--only with a relative chdir: $n events kept, expected 1 (the mkdir of /w/x/x)"
+fi
+
 # xfs logs a buffer with every chunk dirtied since it was last written home: N files created,
 # written and fsynced one by one in one directory log more per fsync as the directory grows
 # (the short-form directory, then its block, relogged in full), so 150 files cost far more per

@@ -276,7 +276,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       ret = Execve(a);
       break;
     case SYS_exit:  // a thread leaves; glibc's pthread_exit ends here too
-      NoteThreadExit();
+      NoteThreadExit(static_cast<int>(a[0]));
       ret = Raw(nr, a);
       break;
     case SYS_exit_group: {

@@ -104,15 +104,23 @@ ChunkCompressor* g_compressor = nullptr;  // used under g_writer_lock
 uint8_t* g_out = nullptr;
 size_t g_out_cap = 0;
 
-// TSC clock (SharedState::tsc_ns_q32): ns = mono_base + (tsc - tsc_base) * rate / 2^32. The
-// writer thread re-reads both clocks every tick so that rounding in the calibrated multiplier
-// never adds up; a seqlock keeps base, mono and rate consistent for readers.
+// TSC clock (SharedState::tsc_ns_q32). The writer thread re-anchors it on CLOCK_MONOTONIC every
+// tick so that rounding in the calibrated multiplier never adds up; a seqlock keeps the anchor
+// consistent for readers. Between anchors,
+//   ns = max(from + (tsc - base) * rate, mono + (tsc - base) * mult) / 2^32
+// where mono is CLOCK_MONOTONIC at base and from >= mono where the clock had run ahead of it
+// (then rate < mult: the first line is a slower continuation, the second takes over once the
+// monotonic clock has caught up). Both lines rise, so the clock never steps back.
 __extension__ using U128 = unsigned __int128;
 uint64_t g_tsc_mult = 0;  // calibrated ns per tick, Q32
 std::atomic<uint32_t> g_tsc_seq{0};
-uint64_t g_tsc_base = 0;
-int64_t g_mono_base = 0;
-uint64_t g_tsc_rate = 0;  // the multiplier in use until the next resync
+struct TscAnchor {
+  uint64_t base = 0;  // TSC at the anchor
+  int64_t mono = 0;   // CLOCK_MONOTONIC at base
+  int64_t from = 0;   // the clock's value at base (>= mono)
+  uint64_t rate = 0;  // the slower multiplier from `from` (== mult when from == mono)
+};
+TscAnchor g_anchor;
 
 int64_t MonoNs() {
   struct timespec ts;
@@ -120,45 +128,57 @@ int64_t MonoNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-int64_t TscToNs(uint64_t tsc, uint64_t base, int64_t mono, uint64_t rate) {
-  return mono + static_cast<int64_t>((static_cast<U128>(tsc - base) * rate) >> 32);
+int64_t Scaled(uint64_t ticks, uint64_t rate) {
+  return static_cast<int64_t>((static_cast<U128>(ticks) * rate) >> 32);
 }
 
-// Re-anchors the TSC clock on CLOCK_MONOTONIC without ever stepping it back: a step back would
-// end a call before it starts and put one thread's calls out of order. When the TSC clock has
-// run ahead, it goes on from where it is at a rate up to 1% slower, which meets the monotonic
-// clock again within a few ticks. The monotonic clock is read between two TSC reads; when they
-// lie far apart (the thread was preempted or the VM paused), the pair is not trusted.
+int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
+  uint64_t d = tsc - a.base;
+  int64_t on_mono = a.mono + Scaled(d, g_tsc_mult);
+  if (a.rate == g_tsc_mult) return on_mono;
+  return std::max(a.from + Scaled(d, a.rate), on_mono);
+}
+
+// Re-anchors the TSC clock (see above). The monotonic clock is read between two TSC reads; when
+// they lie far apart (the thread was preempted, the VM paused) the pair is not trusted and the
+// old anchor stays. The new anchor's TSC is read once the sequence is odd, so every reading that
+// passes a reader's check was taken before it and is at most the clock's value there.
 void ResyncTsc() {
   if (g_tsc_mult == 0) return;
   constexpr int64_t kMaxReadSpreadNs = 20'000;
-  uint64_t t0 = __builtin_ia32_rdtsc();
-  int64_t mono = MonoNs();
-  uint64_t t1 = __builtin_ia32_rdtsc();
-  bool first = g_tsc_rate == 0;
-  if (!first && TscToNs(t1, t0, 0, g_tsc_mult) > kMaxReadSpreadNs) return;
-  uint64_t mid = t0 + (t1 - t0) / 2;
-  uint64_t rate = g_tsc_mult;
-  uint64_t tsc = mid;
-  if (!first) {
-    // Where the current clock stands now: no reader can have seen more than this.
-    tsc = __builtin_ia32_rdtsc();
-    mono += TscToNs(tsc, mid, 0, g_tsc_mult);
-    int64_t now = TscToNs(tsc, g_tsc_base, g_mono_base, g_tsc_rate);
-    if (now > mono) {
-      int64_t ahead = now - mono;
-      int64_t slow = std::min<int64_t>(ahead, kWriterTickNs / 100);
-      rate = static_cast<uint64_t>(static_cast<U128>(g_tsc_mult) *
-                                   static_cast<uint64_t>(kWriterTickNs - slow) /
-                                   static_cast<uint64_t>(kWriterTickNs));
-      mono = now;
-    }
+  bool first = g_anchor.rate == 0;
+  uint64_t t0 = 0, t1 = 0;
+  int64_t mono = 0;
+  for (int tries = first ? 5 : 1; tries > 0; --tries) {
+    t0 = __builtin_ia32_rdtsc();
+    mono = MonoNs();
+    t1 = __builtin_ia32_rdtsc();
+    if (t1 >= t0 && Scaled(t1 - t0, g_tsc_mult) <= kMaxReadSpreadNs) break;
+    if (!first) return;  // the first anchor takes the last try, trusted or not
   }
+  uint64_t mid = t0 + (t1 - t0) / 2;
   g_tsc_seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  g_tsc_base = tsc;
-  g_mono_base = mono;
-  g_tsc_rate = rate;
+  __builtin_ia32_lfence();
+  uint64_t tsc = __builtin_ia32_rdtsc();
+  __builtin_ia32_lfence();
+  TscAnchor n;
+  n.base = tsc;
+  n.mono = mono + Scaled(tsc - mid, g_tsc_mult);
+  n.from = n.mono;
+  n.rate = g_tsc_mult;
+  if (!first) {
+    int64_t now = ClockAt(tsc, g_anchor);
+    if (now > n.mono) {
+      // Ahead: go on from `now`, up to 1% slower, until the monotonic line takes over.
+      int64_t slow = std::min<int64_t>(now - n.mono, kWriterTickNs / 100);
+      n.from = now;
+      n.rate = static_cast<uint64_t>(static_cast<U128>(g_tsc_mult) *
+                                     static_cast<uint64_t>(kWriterTickNs - slow) /
+                                     static_cast<uint64_t>(kWriterTickNs));
+    }
+  }
+  g_anchor = n;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   g_tsc_seq.fetch_add(1, std::memory_order_release);
 }
@@ -354,6 +374,8 @@ bool EnsureWriterResources() {
 
 std::atomic<long> g_writer_owner{0};     // tid holding g_writer_lock
 std::atomic<bool> g_leader_left{false};  // the main thread left through pthread_exit/exit
+unsigned* g_nptl_nthreads = nullptr;     // glibc's count of its threads (GLIBC_PRIVATE)
+std::atomic<int> g_last_exit_code{0};    // of the latest thread seen leaving (SYS_exit)
 
 // One pass over all threads. `force`: write everything pending now.
 void Service(bool force) {
@@ -376,58 +398,30 @@ void Service(bool force) {
   Unlock(g_writer_lock);
 }
 
-// True when every thread of this process but the caller has exited (zombie or gone). Raw
-// calls on /proc/self/task: the caller is the writer, whose calls are never recorded.
-bool OnlyThreadLeft() {
-  long self = Gettid();
-  long dir = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/task"),
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return false;
-  bool alone = true;
-  alignas(8) char buf[2048];
-  long n;
-  while (alone &&
-         (n = RawSyscall6(SYS_getdents64, dir, reinterpret_cast<long>(buf), sizeof(buf))) > 0) {
-    for (long at = 0; at < n && alone;) {
-      const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
-      at += d->d_reclen;
-      if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
-      if (strtol(d->d_name, nullptr, 10) == self) continue;
-      char path[300], stat[256];
-      snprintf(path, sizeof(path), "/proc/self/task/%s/stat", d->d_name);
-      long fd =
-          RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;  // reaped meanwhile
-      long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
-      RawSyscall6(SYS_close, fd);
-      if (got <= 0) continue;
-      stat[got] = 0;
-      // "tid (comm) S ...": the state follows the last ')' (comm may hold anything).
-      const char* close = strrchr(stat, ')');
-      char state = close && close[1] == ' ' ? close[2] : '?';
-      if (state != 'Z' && state != 'X' && state != 'x') alone = false;
-    }
+// After the main thread has left (g_leader_left): true when the writer is the only thread left
+// beside the zombie leader. One read of /proc/self/stat, whose state (the leader's) and thread
+// count the kernel takes together; any error means "not alone".
+bool AloneWithLeaderGone() {
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/stat"),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char stat[1024];
+  long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
+  RawSyscall6(SYS_close, fd);
+  if (got <= 0) return false;
+  stat[got] = 0;
+  const char* p = strrchr(stat, ')');  // "pid (comm) S ...": comm may hold anything
+  if (p == nullptr || p[1] != ' ') return false;
+  p += 2;
+  char state = *p;
+  long num_threads = -1;
+  for (int field = 3; *p && field <= 20; ++field) {
+    if (field == 20) num_threads = strtol(p, nullptr, 10);
+    const char* sp = strchr(p, ' ');
+    if (sp == nullptr) break;
+    p = sp + 1;
   }
-  if (n < 0) alone = false;
-  RawSyscall6(SYS_close, dir);
-  return alone;
-}
-
-// glibc ends the process with exit(0) when the last thread leaves through pthread_exit (it
-// counts its threads). This writer thread is one of them, so after the main thread's
-// pthread_exit the program's last thread would only end itself and leave the process running
-// forever. The writer does what that thread would have done, as a recorded thread: exit()'s
-// own calls (atexit handlers, the stdio flush) are recorded as this thread's, and the final
-// exit_group flushes the trace (dispatch), as at any exit.
-[[noreturn]] void LastThreadGone() {
-  char note[96];
-  snprintf(note, sizeof(note), "last-thread-exit %u: exit(0) runs on the writer thread %ld", g_pid,
-           Gettid());
-  WriteNote(note);
-  t_done = false;
-  t_depth = 0;
-  DispatchArmThread();
-  exit(0);
+  return state == 'Z' && num_threads == 2;
 }
 
 void* WriterMain(void*) {
@@ -443,7 +437,19 @@ void* WriterMain(void*) {
                 reinterpret_cast<long>(&ts));
     ResyncTsc();
     Service(false);
-    if (g_leader_left.load(std::memory_order_acquire) && OnlyThreadLeft()) LastThreadGone();
+    // The main thread left without ending the process, and every other thread has left too
+    // without glibc ending it (raw exit calls, or a glibc that does not let the writer go
+    // uncounted: see StartWriter). Without the writer the process would have ended here, with
+    // the status of the thread that left last: end it so, keeping the trace.
+    if (g_leader_left.load(std::memory_order_acquire) && AloneWithLeaderGone()) {
+      int code = g_last_exit_code.load(std::memory_order_relaxed);
+      char last[96];
+      snprintf(last, sizeof(last), "last-thread-exit %u: status %d", g_pid, code);
+      WriteNote(last);
+      Service(true);
+      ReleaseProcessSlots();
+      RawSyscall6(SYS_exit_group, code);
+    }
   }
   return nullptr;
 }
@@ -468,10 +474,22 @@ void StartWriter() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
   if (rc != 0) g_writer_started.store(0);  // exec and exit still flush synchronously
+  // glibc ends the process with exit(0) when the last of the threads it counts leaves through
+  // pthread_exit. Counted, the writer would keep a program whose main thread called
+  // pthread_exit running forever once its workers are done. Uncounted (after the create: the
+  // count must never fall below the threads alive), glibc ends it as it would unrecorded, on
+  // the program's own thread, stack and signal mask.
+  if (rc == 0 && g_nptl_nthreads != nullptr)
+    __atomic_fetch_sub(g_nptl_nthreads, 1u, __ATOMIC_SEQ_CST);
 }
 
 void ThreadExit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
+  g_last_exit_code.store(0, std::memory_order_relaxed);  // start_thread leaves with 0
+  // The last thread glibc counts goes on from here to exit(0) (it decrements the count after
+  // the destructors): its exit handlers and stdio flush are the program's calls. Keep its state
+  // (the final exit_group flushes it); nothing can start another counted thread now.
+  if (g_nptl_nthreads != nullptr && __atomic_load_n(g_nptl_nthreads, __ATOMIC_SEQ_CST) == 1) return;
   t_done = true;
   if (ts == nullptr) return;
   ts->exited.store(1, std::memory_order_release);
@@ -847,6 +865,7 @@ __attribute__((constructor(101))) void Init() {
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
+  g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
@@ -882,16 +901,15 @@ int64_t NowNs() {
   if (g_tsc_mult != 0) {
     for (;;) {
       uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
-      uint64_t base = g_tsc_base;
-      int64_t mono = g_mono_base;
-      uint64_t rate = g_tsc_rate;
+      TscAnchor a = g_anchor;
+      std::atomic_thread_fence(std::memory_order_acquire);
       // The TSC is read between the two loads of the sequence, so a reading that passes the
-      // check was taken before any newer anchor, which starts at or above it (ResyncTsc).
+      // check was taken before any newer anchor's TSC (ResyncTsc).
       __builtin_ia32_lfence();
       uint64_t tsc = __builtin_ia32_rdtsc();
       __builtin_ia32_lfence();
       if ((seq & 1) == 0 && seq == g_tsc_seq.load(std::memory_order_acquire))
-        return TscToNs(tsc, base, mono, rate) - g_start_mono;
+        return ClockAt(tsc, a) - g_start_mono;
     }
   }
   return MonoNs() - g_start_mono;
@@ -1095,8 +1113,10 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
 
 void NoWriterInThisProcess() { g_writer_started.store(1); }
 
-void NoteThreadExit() {
-  if (!g_on || Gettid() != static_cast<long>(g_pid)) return;
+void NoteThreadExit(int code) {
+  if (!g_on) return;
+  g_last_exit_code.store(code & 0xff, std::memory_order_relaxed);
+  if (Gettid() != static_cast<long>(g_pid)) return;
   g_leader_left.store(true, std::memory_order_release);
   Wake();
 }
@@ -1108,7 +1128,10 @@ void AfterForkChild() {
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   // The parent's writer may have been inside ResyncTsc (the sequence odd): no one would finish
   // it here.
-  if (g_tsc_seq.load() & 1) g_tsc_seq.fetch_add(1);
+  if (g_tsc_seq.load() & 1) {  // the anchor may be torn: start afresh
+    g_tsc_seq.fetch_add(1);
+    g_anchor.rate = 0;
+  }
   ResyncTsc();
   for (auto& t : g_threads) t.store(nullptr, std::memory_order_relaxed);
   g_writer_lock.store(0);

@@ -87,10 +87,11 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** envp_out, int 
                     int buf_cap);
 int64_t NowNs();
 
-// The calling thread is about to leave without ending the process (pthread_exit, raw exit).
+// The calling thread is about to leave without ending the process (pthread_exit, raw exit)
+// with status `code`.
 // When it is the main thread, the writer watches for the moment no other thread of the program
-// is left and then ends the process as glibc's last thread would (see LastThreadGone).
-void NoteThreadExit();
+// is left and then ends the process as the kernel would (see WriterMain).
+void NoteThreadExit(int code);
 
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();

@@ -9,11 +9,11 @@
 namespace iorr::recorder {
 
 // Environment set by the launcher (and kept alive across exec by the library).
-inline constexpr const char* kEnvTraceFd = "IORR_FD";        // fd of the trace, O_WRONLY|O_APPEND
-inline constexpr const char* kEnvSharedFd = "IORR_SHM_FD";   // memfd holding SharedState
+inline constexpr const char* kEnvTraceFd = "IORR_FD";          // fd of the trace, O_WRONLY|O_APPEND
+inline constexpr const char* kEnvSharedFd = "IORR_SHM_FD";     // memfd holding SharedState
 inline constexpr const char* kEnvTimeUnit = "IORR_TIME_UNIT";  // ns: 1, 10, 100 or 1000
-inline constexpr const char* kEnvStartNs = "IORR_START_NS";  // CLOCK_MONOTONIC of the header
-inline constexpr const char* kEnvLib = "IORR_LIB";           // absolute path of the library
+inline constexpr const char* kEnvStartNs = "IORR_START_NS";    // CLOCK_MONOTONIC of the header
+inline constexpr const char* kEnvLib = "IORR_LIB";             // absolute path of the library
 // Internal: set by the library when it had to put itself back into a child's environment
 // ("1"), and the CLOCK_MONOTONIC time an execve started (the new image records the call).
 inline constexpr const char* kEnvReinjected = "IORR_REINJECTED";
@@ -32,23 +32,23 @@ inline constexpr int64_t kNever = INT64_MAX;
 // unflushed_min and in_call_since (and the current time): every event not yet written starts
 // at or after it.
 struct ThreadSlot {
-  std::atomic<uint32_t> tid;             // 0: free
+  std::atomic<uint32_t> tid;  // 0: free
   std::atomic<uint32_t> pid;
-  std::atomic<int64_t> unflushed_min;    // earliest start of this thread's unwritten events
-  std::atomic<int64_t> in_call_since;    // start of the call in progress, or kNever
+  std::atomic<int64_t> unflushed_min;  // earliest start of this thread's unwritten events
+  std::atomic<int64_t> in_call_since;  // start of the call in progress, or kNever
 };
 
 struct SharedState {
   uint64_t magic;
   uint32_t version;
   uint32_t slots;
-  std::atomic<uint64_t> next_stream;      // stream ids, unique across the recording
-  std::atomic<uint64_t> events;           // events written (for the end record)
+  std::atomic<uint64_t> next_stream;  // stream ids, unique across the recording
+  std::atomic<uint64_t> events;       // events written (for the end record)
   std::atomic<uint64_t> chunks;
-  std::atomic<uint64_t> dropped_events;   // events lost: a write failed (disk full, ...)
+  std::atomic<uint64_t> dropped_events;  // events lost: a write failed (disk full, ...)
   std::atomic<uint32_t> write_errors;
-  std::atomic<uint32_t> processes;        // processes that loaded the library
-  std::atomic<uint32_t> escapes;          // escapes noted (static/setuid exec, io_uring, ...)
+  std::atomic<uint32_t> processes;  // processes that loaded the library
+  std::atomic<uint32_t> escapes;    // escapes noted (static/setuid exec, io_uring, ...)
   // ns per TSC tick x 2^32, measured by the launcher when the kernel's clocksource is the TSC
   // (0: use clock_gettime). Hooks then read the TSC instead of calling clock_gettime twice.
   uint64_t tsc_ns_q32;

@@ -1072,6 +1072,7 @@ IORR_EXPORT long syscall(long nr, ...) {
   va_start(ap, nr);
   for (long& v : a) v = va_arg(ap, long);
   va_end(ap);
+  if (nr == SYS_exit) iorr::recorder::NoteThreadExit(static_cast<int>(a[0]));
   if (nr == SYS_exit_group || nr == SYS_exit) iorr::recorder::FlushAll();
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
   // The library's fds survive raw calls too.
@@ -1110,10 +1111,10 @@ void* ArmedStart(void* p) {
 }
 }  // namespace
 
-// The main thread may leave with pthread_exit while others run on (see LastThreadGone). With
+// The main thread may leave with pthread_exit while others run on (see WriterMain). With
 // dispatch the final exit syscall is seen too; this covers PLT-only recording.
 IORR_EXPORT void pthread_exit(void* value) {
-  iorr::recorder::NoteThreadExit();
+  iorr::recorder::NoteThreadExit(0);  // glibc leaves the thread with 0
   REAL(pthread_exit)(value);
   __builtin_unreachable();
 }

@@ -172,54 +172,69 @@ else
   fail "raw execve: $(cat raw-exec 2> /dev/null), $(grep -c raw-exec raw.dump) events"
 fi
 
-# The main thread leaves with pthread_exit while a worker runs on. glibc ends the process when
-# its last thread leaves; the recorder's writer thread must not keep it alive. Both PLT-only
-# and dispatch: the worker's stdout (flushed by that final exit) and its file must appear.
-cat > pexit.c << 'C'
+# The main thread leaves while a worker runs on. glibc ends the process with exit(0) when the
+# last thread it counts leaves through pthread_exit; the recorder's writer thread must not keep
+# it alive, and must not change how it ends: with pthread_exit, exit(0) runs on the worker
+# (stdout flushed, status 0); with a raw SYS_exit of main, no exit handlers run and the status
+# is the last thread's (0 when it returns, 5 when it leaves with a raw SYS_exit(5)). Each
+# program's status and output, recorded (with and without dispatch), equal an unrecorded run's.
+cat > leave.c << 'C'
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+static const char* how;
 static void* worker(void* arg) {
   (void)arg;
   usleep(100000);
-  int fd = open("pexit.out", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  int fd = open("leave.out", O_CREAT | O_WRONLY | O_TRUNC, 0644);
   if (write(fd, "x", 1) != 1) return NULL;
   close(fd);
-  printf("worker done\n");
+  printf("worker done\n");  /* buffered: only an exit() flushes it */
+  if (strcmp(how, "raw5") == 0) syscall(SYS_exit, 5);
   return NULL;
 }
-int main(void) {
+int main(int argc, char** argv) {
+  how = argc > 1 ? argv[1] : "pthread";
   pthread_t t;
   pthread_create(&t, NULL, worker, NULL);
-  pthread_exit(NULL);
+  if (strcmp(how, "pthread") == 0) pthread_exit(NULL);
+  syscall(SYS_exit, 3);
+  return 1;
 }
 C
-if cc -O1 -pthread pexit.c -o pexit 2> /dev/null; then
-  for dispatch in 1 0; do
-    rm -f pexit.out
-    # To a file: a process that never ends would hold a pipe open, and the test with it.
-    IORR_DISPATCH=$dispatch timeout -k 5 20 "$iorr" record -q -o pexit.iorr -- ./pexit > pexit.stdout
-    st=$?
-    pkill -KILL -x pexit 2> /dev/null
-    out=$(cat pexit.stdout)
-    "$iorr" dump pexit.iorr > pexit.dump 2> pexit.err
-    if [[ $st -ne 0 ]]; then
-      fail "pthread_exit of main (dispatch=$dispatch): status $st (124: the process never ended)"
-    elif [[ $out != "worker done" || ! -f pexit.out ]]; then
-      fail "pthread_exit of main (dispatch=$dispatch): output '$out', file $(ls pexit.out 2>&1)"
-    elif ! grep -q '"pexit.out", O_WRONLY' pexit.dump || ! grep -q 'last-thread-exit' pexit.dump; then
-      fail "pthread_exit of main (dispatch=$dispatch): the worker's open or the note is missing"
-    elif [[ $dispatch == 1 ]] && ! grep -q 'write(1, ..., 12) = 12' pexit.dump; then
-      fail "pthread_exit of main: the final stdio flush was not recorded"
-    elif [[ -s pexit.err ]]; then
-      fail "pthread_exit of main (dispatch=$dispatch): $(head -n 1 pexit.err)"
-    else
-      ok "pthread_exit of main (dispatch=$dispatch): the process ends, status 0, output kept"
-    fi
+if cc -O1 -pthread leave.c -o leave 2> /dev/null; then
+  for how in pthread raw raw5; do
+    rm -f leave.out
+    ./leave $how > plain.stdout
+    plain_st=$?
+    for dispatch in 1 0; do
+      rm -f leave.out
+      # To a file: a process that never ends would hold a pipe open, and the test with it.
+      IORR_DISPATCH=$dispatch timeout -k 5 20 "$iorr" record -q -o leave.iorr -- ./leave $how > leave.stdout
+      st=$?
+      pkill -KILL -x leave 2> /dev/null
+      "$iorr" dump leave.iorr > leave.dump 2> leave.err
+      what="main leaves by $how (dispatch=$dispatch)"
+      if [[ $st -ne $plain_st ]]; then
+        fail "$what: status $st, unrecorded $plain_st (124 or 137: the process never ended)"
+      elif ! cmp -s leave.stdout plain.stdout; then
+        fail "$what: output '$(cat leave.stdout)', unrecorded '$(cat plain.stdout)'"
+      elif [[ ! -f leave.out ]] || ! grep -q '"leave.out", O_WRONLY' leave.dump; then
+        fail "$what: the worker's file or its open in the trace is missing"
+      elif [[ $how == pthread && $dispatch == 1 ]] && ! grep -q 'write(1, ..., 12) = 12' leave.dump; then
+        fail "$what: exit's stdio flush on the worker was not recorded"
+      elif [[ -s leave.err ]]; then
+        fail "$what: $(head -n 1 leave.err)"
+      else
+        ok "$what: status $st and output as unrecorded"
+      fi
+    done
   done
 else
-  echo "skip: pthread_exit case: no C compiler"
+  echo "skip: main-thread-leaves cases: no C compiler"
 fi
 
 echo "$passed passed, $failed failed"

@@ -277,6 +277,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       break;
     case SYS_exit:  // a thread leaves; glibc's pthread_exit ends here too
       NoteThreadExit(static_cast<int>(a[0]));
+      ThreadGone();
       ret = Raw(nr, a);
       break;
     case SYS_exit_group: {

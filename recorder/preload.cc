@@ -73,6 +73,7 @@ struct ThreadState {
   Event scratch;                              // the thread's event being written
   alignas(64) std::atomic<uint64_t> head{0};  // bytes consumed by the writer
   std::atomic<int> exited{0};
+  std::atomic<int> leaving{0};  // its key destructor ran: it is on its way out
   uint8_t* ring = nullptr;
   ThreadSlot* slot = nullptr;
   uint32_t pid = 0, tid = 0;
@@ -95,6 +96,8 @@ char g_lib[4096];
 ChunkLimits g_limits;
 pthread_key_t g_key;
 uint32_t g_pid = 0;
+int g_lock_fd = -1;    // this process's liveness lock (see protocol.h), -1: none
+uint32_t g_entry = 0;  // 1 + this process's entry, 0: none
 
 std::atomic<ThreadState*> g_threads[kMaxThreads];
 std::atomic<int> g_writer_lock{0};
@@ -234,11 +237,56 @@ void WriteNote(const char* text) {
 
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
+// True when process entry `e` (0-based) has no liveness lock: its process is gone. Asked
+// through the shared fd's description, which holds no lock itself.
+bool EntryGone(uint32_t e) {
+  struct flock fl = {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = e;
+  fl.l_len = 1;
+  long r = RawSyscall6(SYS_fcntl, g_shm_fd, F_OFD_GETLK, reinterpret_cast<long>(&fl));
+  return r == 0 && fl.l_type == F_UNLCK;
+}
+
+// Frees the thread slots of a process found gone (entry e, pid as seen), once: the CAS to
+// kProcFreeing keeps a second finder and any new claimant of the entry out meanwhile.
+void FreeGoneEntry(uint32_t e, uint32_t pid) {
+  uint32_t expect = pid;
+  if (!g_shared->proc_pid[e].compare_exchange_strong(expect, kProcFreeing)) return;
+  int freed = 0;
+  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+    ThreadSlot& s = g_shared->slot[i];
+    if (s.proc.load(std::memory_order_acquire) != e + 1 ||
+        s.tid.load(std::memory_order_acquire) == 0)
+      continue;
+    s.unflushed_min.store(kNever, std::memory_order_relaxed);
+    s.in_call_since.store(kNever, std::memory_order_relaxed);
+    s.proc.store(0, std::memory_order_relaxed);
+    s.tid.store(0, std::memory_order_release);
+    ++freed;
+  }
+  g_shared->proc_pid[e].store(0, std::memory_order_release);
+  if (freed > 0) {
+    char note[128];
+    snprintf(note, sizeof(note),
+             "process-gone %u: ended without flushing (killed?); %d thread slots freed", pid,
+             freed);
+    WriteNote(note);
+  }
+}
+
+// A slot whose watermark has not moved for this long is checked: is its process still there?
+constexpr int64_t kStuckNs = 100'000'000;
+
+// Every event not yet in the file starts at or after this: the clock is read first (and fenced),
+// then every thread's slot (see BeginCall for why that order is enough).
 int64_t Watermark() {
   __builtin_ia32_lfence();
   // Each process keeps its own TSC-to-time pair: allow for their skew (< 1 us when resynced
   // every 20 ms) with a wide margin.
-  int64_t w = NowNs() - kClockSkewMarginNs;
+  int64_t now = NowNs();
+  int64_t w = now - kClockSkewMarginNs;
   __builtin_ia32_lfence();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
@@ -246,8 +294,20 @@ int64_t Watermark() {
     if (s.tid.load(std::memory_order_acquire) == 0) continue;
     int64_t a = s.unflushed_min.load(std::memory_order_acquire);
     int64_t b = s.in_call_since.load(std::memory_order_acquire);
-    if (a < w) w = a;
-    if (b < w) w = b;
+    int64_t m = std::min(a, b);
+    if (m < now - kStuckNs) {
+      // A process killed mid-call (SIGKILL) never clears its slots: free them once its lock
+      // is gone. Its unwritten events are lost with it; no later event can come from it.
+      uint32_t proc = s.proc.load(std::memory_order_acquire);
+      uint32_t pid = s.pid.load(std::memory_order_relaxed);
+      if (proc != 0 && proc != g_entry && proc <= kSharedProcs &&
+          g_shared->proc_pid[proc - 1].load(std::memory_order_acquire) == pid &&
+          EntryGone(proc - 1)) {
+        FreeGoneEntry(proc - 1, pid);
+        continue;
+      }
+    }
+    if (m < w) w = m;
   }
   return w;
 }
@@ -388,6 +448,12 @@ void Service(bool force) {
     for (int i = 0; i < kMaxThreads; ++i) {
       ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
       if (ts == nullptr) continue;
+      // A leaving thread whose SYS_exit was not seen (it left from inside a wrapped call, where
+      // syscalls run untrapped) is done once the kernel no longer knows its tid.
+      if (ts->leaving.load(std::memory_order_acquire) &&
+          !ts->exited.load(std::memory_order_acquire) &&
+          RawSyscall6(SYS_tgkill, g_pid, ts->tid, 0) == -ESRCH)
+        ts->exited.store(1, std::memory_order_release);
       ServiceThread(ts, force, now);
       if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
           ts->head.load(std::memory_order_relaxed) == ts->tail.load(std::memory_order_acquire))
@@ -430,6 +496,11 @@ void* WriterMain(void*) {
   char note[96];
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
   WriteNote(note);
+  if (g_nptl_nthreads == nullptr)
+    WriteNote(
+        "writer-thread counted by glibc (no __nptl_nthreads): a program whose main thread "
+        "leaves with pthread_exit ends without running its exit handlers");
+  unsigned ticks = 0;
   for (;;) {
     uint32_t seen = g_wake.load(std::memory_order_acquire);
     struct timespec ts = {0, kWriterTickNs};
@@ -441,7 +512,10 @@ void* WriterMain(void*) {
     // without glibc ending it (raw exit calls, or a glibc that does not let the writer go
     // uncounted: see StartWriter). Without the writer the process would have ended here, with
     // the status of the thread that left last: end it so, keeping the trace.
-    if (g_leader_left.load(std::memory_order_acquire) && AloneWithLeaderGone()) {
+    // Every tick once the main thread was seen leaving, else every fifth (a leaving that
+    // bypassed every wrapper: a raw syscall instruction in PLT-only recording).
+    if ((g_leader_left.load(std::memory_order_acquire) || ++ticks % 5 == 0) &&
+        AloneWithLeaderGone()) {
       int code = g_last_exit_code.load(std::memory_order_relaxed);
       char last[96];
       snprintf(last, sizeof(last), "last-thread-exit %u: status %d", g_pid, code);
@@ -483,13 +557,19 @@ void StartWriter() {
     __atomic_fetch_sub(g_nptl_nthreads, 1u, __ATOMIC_SEQ_CST);
 }
 
+// The thread's key destructor: it is leaving. A thread armed for dispatch is not done yet: the
+// calls it still makes (the exit(0) glibc runs on the last thread: atexit handlers, the stdio
+// flush) are the program's, and its trapped SYS_exit ends its recording (ThreadGone). Otherwise
+// its recording ends here, as nothing after this would be seen anyway.
 void ThreadExit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
-  g_last_exit_code.store(0, std::memory_order_relaxed);  // start_thread leaves with 0
-  // The last thread glibc counts goes on from here to exit(0) (it decrements the count after
-  // the destructors): its exit handlers and stdio flush are the program's calls. Keep its state
-  // (the final exit_group flushes it); nothing can start another counted thread now.
-  if (g_nptl_nthreads != nullptr && __atomic_load_n(g_nptl_nthreads, __ATOMIC_SEQ_CST) == 1) return;
+  if (t_armed) {
+    if (ts != nullptr) {
+      ts->leaving.store(1, std::memory_order_release);
+      t_state = ts;  // the key's value is gone; the thread keeps recording into its state
+    }
+    return;
+  }
   t_done = true;
   if (ts == nullptr) return;
   ts->exited.store(1, std::memory_order_release);
@@ -520,6 +600,7 @@ ThreadState* NewThreadState() {
     if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
       ts->slot = &g_shared->slot[i];
       ts->slot->pid.store(ts->pid, std::memory_order_relaxed);
+      ts->slot->proc.store(g_entry, std::memory_order_relaxed);
       ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
       ts->slot->in_call_since.store(kNever, std::memory_order_release);
     }
@@ -769,8 +850,8 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
 
 // The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
 bool IsProtocolVar(const char* s) {
-  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd,   kEnvTimeUnit, kEnvStartNs,
-                                      kEnvLib,     kEnvReinjected, kEnvExecStart};
+  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd,   kEnvTimeUnit,  kEnvStartNs,
+                                      kEnvLib,     kEnvReinjected, kEnvExecStart, kEnvLock};
   for (const char* v : kVars) {
     size_t n = strlen(v);
     if (strncmp(s, v, n) == 0 && s[n] == '=') return true;
@@ -842,6 +923,64 @@ void RecordExecFromEnv() {
   EndCall(&c, CallId::execve, k, 0);
 }
 
+// Takes a process entry and its liveness lock for this process (see protocol.h): the one the
+// image before exec held (IORR_LOCK names it with this pid), else a new one. Without /proc (no
+// new open file description to lock through) the process goes without: if killed, its slots
+// hold watermarks back, as before entries existed.
+void TakeProcessEntry() {
+  g_entry = 0;
+  if (const char* v = getenv(kEnvLock)) {
+    long fd = -1, entry = 0, pid = 0;
+    if (sscanf(v, "%ld:%ld:%ld", &fd, &entry, &pid) == 3 && fd >= 0) {
+      bool open = RawSyscall6(SYS_fcntl, fd, F_GETFD) >= 0;
+      if (pid == static_cast<long>(g_pid) && open && entry > 0 &&
+          entry <= static_cast<long>(kSharedProcs)) {
+        g_lock_fd = static_cast<int>(fd);
+        g_entry = static_cast<uint32_t>(entry);
+      } else if (open && pid != static_cast<long>(g_pid) && fd != g_trace_fd && fd != g_shm_fd) {
+        RawSyscall6(SYS_close, fd);  // a spawning parent's: keep its lock to itself
+      }
+    }
+    Unsetenv(kEnvLock);
+    if (g_entry != 0) return;
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
+  if (fd < 0) return;
+  // High, beside the trace's fds, and without close-on-exec: the lock goes with the process
+  // into the images it execs.
+  long high = RawSyscall6(SYS_fcntl, fd, F_DUPFD, g_shm_fd > 64 ? g_shm_fd - 64 : 3);
+  RawSyscall6(SYS_close, fd);
+  if (high < 0) return;
+  auto claim = [&](uint32_t e) {
+    uint32_t expect = 0;
+    if (!g_shared->proc_pid[e].compare_exchange_strong(expect, g_pid)) return false;
+    struct flock fl = {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = e;
+    fl.l_len = 1;
+    if (RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl)) != 0) {
+      g_shared->proc_pid[e].store(0, std::memory_order_release);  // still locked: not free yet
+      return false;
+    }
+    g_lock_fd = static_cast<int>(high);
+    g_entry = e + 1;
+    return true;
+  };
+  // A free entry first (no system calls); else one whose process ended without freeing it.
+  for (uint32_t e = 0; e < kSharedProcs; ++e)
+    if (g_shared->proc_pid[e].load(std::memory_order_relaxed) == 0 && claim(e)) return;
+  for (uint32_t e = 0; e < kSharedProcs; ++e) {
+    uint32_t cur = g_shared->proc_pid[e].load(std::memory_order_relaxed);
+    if (cur == 0 || cur == kProcFreeing || !EntryGone(e)) continue;
+    FreeGoneEntry(e, cur);
+    if (claim(e)) return;
+  }
+  RawSyscall6(SYS_close, high);
+}
+
 __attribute__((constructor(101))) void Init() {
   const char* fd = getenv(kEnvTraceFd);
   const char* shm = getenv(kEnvSharedFd);
@@ -866,6 +1005,7 @@ __attribute__((constructor(101))) void Init() {
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
+  TakeProcessEntry();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
@@ -983,7 +1123,10 @@ void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);
 }
 
-bool IsOwnFd(long fd) { return g_on && (fd == g_trace_fd || fd == g_shm_fd); }
+bool IsOwnFd(long fd) {
+  return g_on && (fd == g_trace_fd || fd == g_shm_fd || (g_lock_fd >= 0 && fd == g_lock_fd));
+}
+int LockFd() { return g_lock_fd; }
 int TraceFd() { return g_trace_fd; }
 int SharedFd() { return g_shm_fd; }
 
@@ -994,6 +1137,7 @@ bool VacateFd(int fd) {
   RawSyscall6(SYS_close, fd);
   if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
   if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
+  if (fd == g_lock_fd) g_lock_fd = static_cast<int>(moved);
   return true;
 }
 
@@ -1011,6 +1155,16 @@ void ReleaseProcessSlots() {
       s.in_call_since.store(kNever, std::memory_order_relaxed);
       s.tid.store(0, std::memory_order_release);
     }
+  }
+  if (g_entry != 0) {  // then the entry, free again, its lock let go
+    struct flock fl = {};
+    fl.l_type = F_UNLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = g_entry - 1;
+    fl.l_len = 1;
+    RawSyscall6(SYS_fcntl, g_lock_fd, F_OFD_SETLK, reinterpret_cast<long>(&fl));
+    g_shared->proc_pid[g_entry - 1].store(0, std::memory_order_release);
+    g_entry = 0;
   }
 }
 
@@ -1072,6 +1226,11 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
       !add("IORR_START_NS=%ld", nullptr, g_start_mono) || !add("IORR_LIB=%s", g_lib, 0) ||
       !add("IORR_EXEC_START=%ld", nullptr, exec_start))
     return false;
+  if (g_lock_fd >= 0 && g_entry != 0) {
+    char lock[64];
+    snprintf(lock, sizeof(lock), "%d:%u:%u", g_lock_fd, g_entry, g_pid);
+    if (!add("IORR_LOCK=%s", lock, 0)) return false;
+  }
   out[n] = nullptr;
   return true;
 }
@@ -1079,12 +1238,13 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
 // close_range around the library's fds: one kernel call per piece, each recorded as the kernel
 // saw it.
 int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
-  unsigned own[2];
+  unsigned own[3];
   int n = 0;
-  for (int fd : {TraceFd(), SharedFd()})
+  for (int fd : {TraceFd(), SharedFd(), LockFd()})
     if (fd >= 0 && static_cast<unsigned>(fd) >= first && static_cast<unsigned>(fd) <= last)
       own[n++] = static_cast<unsigned>(fd);
-  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
+  for (int i = 1; i < n; ++i)  // at most three: insertion sort
+    for (int j = i; j > 0 && own[j - 1] > own[j]; --j) std::swap(own[j - 1], own[j]);
   int result = 0;
   auto piece = [&](unsigned lo, unsigned hi) {
     if (lo > hi) return;
@@ -1112,6 +1272,15 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
 }
 
 void NoWriterInThisProcess() { g_writer_started.store(1); }
+
+void ThreadGone() {
+  if (!g_on) return;
+  t_done = true;
+  if (ThreadState* ts = t_state) {
+    ts->exited.store(1, std::memory_order_release);
+    Wake();
+  }
+}
 
 void NoteThreadExit(int code) {
   if (!g_on) return;
@@ -1143,6 +1312,10 @@ void AfterForkChild() {
   t_state = nullptr;
   t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
+  // The parent's lock fd refers to the parent's lock: close this copy, take an entry of its own.
+  if (g_lock_fd >= 0) RawSyscall6(SYS_close, g_lock_fd);
+  g_lock_fd = -1;
+  TakeProcessEntry();
   DispatchArmThread();  // the kernel does not carry dispatch into a child
 }
 

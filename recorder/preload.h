@@ -42,6 +42,7 @@ bool IsOwnFd(long fd);
 bool VacateFd(int fd);
 int TraceFd();
 int SharedFd();
+int LockFd();  // the process's liveness lock (see protocol.h), -1: none
 
 // close_range that leaves the library's fds open: one kernel call per piece, each recorded.
 int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
@@ -92,6 +93,8 @@ int64_t NowNs();
 // When it is the main thread, the writer watches for the moment no other thread of the program
 // is left and then ends the process as the kernel would (see WriterMain).
 void NoteThreadExit(int code);
+// The calling thread's SYS_exit is about to run: its recording ends (see ThreadExit).
+void ThreadGone();
 
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();

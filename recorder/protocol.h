@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 namespace iorr::recorder {
@@ -18,6 +19,9 @@ inline constexpr const char* kEnvLib = "IORR_LIB";             // absolute path 
 // ("1"), and the CLOCK_MONOTONIC time an execve started (the new image records the call).
 inline constexpr const char* kEnvReinjected = "IORR_REINJECTED";
 inline constexpr const char* kEnvExecStart = "IORR_EXEC_START";
+// Internal: "FD:ENTRY:PID", the fd holding process entry ENTRY's liveness lock, handed to the
+// image PID execs (the fd stays open across exec, so does the lock).
+inline constexpr const char* kEnvLock = "IORR_LOCK";
 
 // Exit codes of the launcher for its own failures (as env and timeout use them).
 inline constexpr int kExitRecorderError = 125;
@@ -26,6 +30,7 @@ inline constexpr int kExitNotFound = 127;
 
 inline constexpr uint64_t kSharedMagic = 0x3153524f5252494full;  // "IORRSRS1"
 inline constexpr uint32_t kSharedSlots = 4096;
+inline constexpr uint32_t kSharedProcs = 4096;  // process entries (liveness)
 inline constexpr int64_t kNever = INT64_MAX;
 
 // One per live recorded thread. A chunk's watermark is the minimum, over all slots, of
@@ -36,7 +41,16 @@ struct ThreadSlot {
   std::atomic<uint32_t> pid;
   std::atomic<int64_t> unflushed_min;  // earliest start of this thread's unwritten events
   std::atomic<int64_t> in_call_since;  // start of the call in progress, or kNever
+  std::atomic<uint32_t> proc;          // 1 + the process entry of its process, 0: none
+  uint32_t reserved;
 };
+
+// Process entries: a recorded process holds an open-file-description lock (F_OFD_SETLK) on
+// byte ENTRY of the shared state's memfd, through an fd of its own that survives exec and
+// closes only when the process ends. A lock that is gone means the process is gone, however it
+// ended (SIGKILL included): its thread slots, which would hold every later watermark back, can
+// be freed (see the library's Watermark).
+inline constexpr uint32_t kProcFreeing = UINT32_MAX;  // proc_pid value while being freed
 
 struct SharedState {
   uint64_t magic;
@@ -54,6 +68,7 @@ struct SharedState {
   uint64_t tsc_ns_q32;
   uint32_t reserved[13];
   ThreadSlot slot[kSharedSlots];
+  std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free, "shared atomics must be lock-free");

@@ -1107,7 +1107,9 @@ void* ArmedStart(void* p) {
   ThreadStart s = *static_cast<ThreadStart*>(p);
   free(p);
   iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
-  return s.fn(s.arg);
+  void* r = s.fn(s.arg);
+  iorr::recorder::NoteThreadExit(0);  // start_thread leaves with 0 (seen without dispatch too)
+  return r;
 }
 }  // namespace
 
@@ -1121,7 +1123,6 @@ IORR_EXPORT void pthread_exit(void* value) {
 
 IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
                                void* arg) {
-  if (!iorr::recorder::DispatchEnabled()) return REAL(pthread_create)(t, attr, fn, arg);
   char saved = iorr::recorder::t_selector;
   iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run inside a handler
   auto* s = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));

@@ -42,8 +42,8 @@
 #include "traces/jsonl.h"
 #include "traces/names.h"
 #include "traces/reader.h"
-#include "traces/text.h"
 #include "traces/status.h"
+#include "traces/text.h"
 
 namespace iorr::coverage {
 
@@ -65,6 +65,7 @@ struct LiteEvent {
   int64_t args[trace::kMaxArgs] = {};
   uint64_t detail = 0;  // hash of what strace and a recorder show alike: see Detail()
   bool opens_recorder_library = false;  // an open of libiorr-preload.so (the loader's)
+  int64_t reopens_fd = -1;  // N of an open of /proc/self/fd/N (the library's liveness lock)
 
   const trace::CallSpec& spec() const { return trace::Spec(call); }
   bool failed() const { return ret < 0 && ret >= -4095; }
@@ -135,6 +136,25 @@ bool OpensRecorderLibrary(const trace::Event& e) {
   return false;
 }
 
+// N of a successful open of "/proc/self/fd/N", else -1.
+int64_t ReopenedFd(const trace::Event& e) {
+  if (e.spec().effect != Effect::kOpen || e.failed()) return -1;
+  const trace::CallSpec& spec = e.spec();
+  for (int i = 0; i < spec.nargs; ++i) {
+    if (spec.args[i].kind != trace::ArgKind::kPath) continue;
+    std::string_view path = e.args[i].s;
+    constexpr std::string_view kPrefix = "/proc/self/fd/";
+    if (path.substr(0, kPrefix.size()) != kPrefix) return -1;
+    int64_t n = 0;
+    for (char ch : path.substr(kPrefix.size())) {
+      if (ch < '0' || ch > '9') return -1;
+      n = n * 10 + (ch - '0');
+    }
+    return n;
+  }
+  return -1;
+}
+
 // Reads a whole trace; with_text keeps every event's text (for --verbose reports).
 Result<TraceData> LoadTrace(const std::string& path, bool with_text = true) {
   auto opened = trace::TraceReader::Open(path);
@@ -162,6 +182,7 @@ Result<TraceData> LoadTrace(const std::string& path, bool with_text = true) {
       for (int i = 0; i < trace::kMaxArgs; ++i) ev.e.args[i] = e.args[i].i;
       ev.e.detail = Detail(e);
       ev.e.opens_recorder_library = OpensRecorderLibrary(e);
+      ev.e.reopens_fd = ReopenedFd(e);
       ev.seq = seq++;
       data.threads[e.tid].push_back(std::move(ev));
     }
@@ -830,6 +851,21 @@ Report Compare(const TraceData& strace, const TraceData& recorded, const Options
   if (rep.recorder_pid >= 0)
     for (int64_t fd : LauncherMemfds(strace, family, static_cast<uint32_t>(rep.recorder_pid)))
       rep.recorder_fds.insert(fd);
+  // The library's liveness lock: it reopens the shared memfd (/proc/self/fd/SHM), moves the
+  // new fd high with F_DUPFD and closes the low one; the high fd lives on in the process and
+  // its children. All of these are the recorder's, found in a first pass over every thread
+  // (a child may close its parent's copy before the parent's thread comes up here).
+  for (const auto& [tid, evs] : strace.threads) {
+    std::set<int64_t> reopened;
+    for (const auto& ev : evs) {
+      const LiteEvent& e = ev.e;
+      if (e.reopens_fd >= 0 && rep.recorder_fds.count(e.reopens_fd)) reopened.insert(e.ret);
+      if (e.call == CallId::fcntl && reopened.count(e.args[0]) && e.args[1] == F_DUPFD &&
+          !e.failed())
+        rep.recorder_fds.insert(e.ret);
+      if (e.call == CallId::close && reopened.count(e.args[0])) reopened.erase(e.args[0]);
+    }
+  }
   // Children of the launcher: what they do before their execve of CMD is the launcher's.
   std::set<uint32_t> launcher_children;
   for (const auto& [child, parent] : family.parent)
@@ -844,6 +880,7 @@ Report Compare(const TraceData& strace, const TraceData& recorded, const Options
     bool writer = rep.writer_tids.count(tid) != 0;
     bool before_exec = launcher_children.count(tid) != 0;
     std::set<int64_t> library_fd;  // the loader's fd of libiorr-preload.so, from open to close
+    std::set<int64_t> reopened;    // the library's reopen of its memfd, from open to close
     std::vector<Call> calls;
     for (size_t k = 0; k < evs.size(); ++k) {
       const LiteEvent& e = evs[k].e;
@@ -884,6 +921,16 @@ Report Compare(const TraceData& strace, const TraceData& recorded, const Options
         }
         before_exec = false;
         c.optional = true;
+      }
+      if (e.reopens_fd >= 0 && rep.recorder_fds.count(e.reopens_fd)) {
+        reopened.insert(e.ret);
+        ++rep.excluded_fds;
+        continue;
+      }
+      if (OnFds(e, reopened)) {
+        if (e.call == CallId::close) reopened.erase(e.args[0]);
+        ++rep.excluded_fds;
+        continue;
       }
       if (OnFds(e, rep.recorder_fds)) {
         ++rep.excluded_fds;

@@ -578,7 +578,7 @@ int Run(const Options& o) {
     s.in_call_since.store(rec::kNever, std::memory_order_relaxed);
   }
   shared->slots = rec::kSharedSlots;
-  shared->version = 1;
+  shared->version = 2;
   shared->tsc_ns_q32 = CalibrateTsc();
   shared->magic = rec::kSharedMagic;
 

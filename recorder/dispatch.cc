@@ -198,7 +198,7 @@ long ForkLike(long nr, const long* a, bool* escaped) {
   bool on = BeginCall(&c);
   long r = Raw(nr, a);
   if (r == 0) {  // the child: new streams, dispatch armed again
-    AfterForkChild();
+    AfterForkChildOf((flags & CLONE_FILES) != 0);
     return 0;
   }
   if (on) {
@@ -230,7 +230,9 @@ long Execve(const long* a) {
   FlushAll();
   NoteExecAttempt(reinterpret_cast<const char*>(a[0]));
   long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
+  ExecKeepsLock(true);
   long r = Raw(SYS_execve, b);
+  ExecKeepsLock(false);
   NoteExecFailed();
   if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
   if (on) EndCall(&c, CallId::execve, a, r);

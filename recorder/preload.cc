@@ -237,6 +237,45 @@ void WriteNote(const char* text) {
 
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
+// The state of this process's leader and its thread count, from one read of /proc/self/stat
+// (the kernel takes them together). False on any error.
+bool ReadSelfStat(char* state, long* num_threads) {
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/stat"),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char stat[1024];
+  long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
+  RawSyscall6(SYS_close, fd);
+  if (got <= 0) return false;
+  stat[got] = 0;
+  const char* p = strrchr(stat, ')');  // "pid (comm) S ...": comm may hold anything
+  if (p == nullptr || p[1] != ' ') return false;
+  p += 2;
+  *state = *p;
+  *num_threads = -1;
+  for (int field = 3; *p && field <= 20; ++field) {
+    if (field == 20) *num_threads = strtol(p, nullptr, 10);
+    const char* sp = strchr(p, ' ');
+    if (sp == nullptr) break;
+    p = sp + 1;
+  }
+  return *num_threads > 0;
+}
+
+// The main thread has left (a zombie leader; tgkill still finds its tid).
+bool LeaderZombie() {
+  char state = 0;
+  long n = 0;
+  return ReadSelfStat(&state, &n) && state == 'Z';
+}
+
+// True when the writer is the only thread left beside the zombie leader.
+bool AloneWithLeaderGone() {
+  char state = 0;
+  long n = 0;
+  return ReadSelfStat(&state, &n) && state == 'Z' && n == 2;
+}
+
 // True when process entry `e` (0-based) has no liveness lock: its process is gone. Asked
 // through the shared fd's description, which holds no lock itself.
 bool EntryGone(uint32_t e) {
@@ -249,16 +288,16 @@ bool EntryGone(uint32_t e) {
   return r == 0 && fl.l_type == F_UNLCK;
 }
 
-// Frees the thread slots of a process found gone (entry e, pid as seen), once: the CAS to
-// kProcFreeing keeps a second finder and any new claimant of the entry out meanwhile.
+// Frees the thread slots of a process found gone (entry e, pid as seen), then the entry. Slots
+// are matched by entry and pid, so a finder that comes late cannot free those of a process that
+// has taken the entry since; freeing twice is harmless (the process is gone). The finder whose
+// CAS frees the entry writes the note.
 void FreeGoneEntry(uint32_t e, uint32_t pid) {
-  uint32_t expect = pid;
-  if (!g_shared->proc_pid[e].compare_exchange_strong(expect, kProcFreeing)) return;
   int freed = 0;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.proc.load(std::memory_order_acquire) != e + 1 ||
-        s.tid.load(std::memory_order_acquire) == 0)
+        s.pid.load(std::memory_order_relaxed) != pid || s.tid.load(std::memory_order_acquire) == 0)
       continue;
     s.unflushed_min.store(kNever, std::memory_order_relaxed);
     s.in_call_since.store(kNever, std::memory_order_relaxed);
@@ -266,12 +305,13 @@ void FreeGoneEntry(uint32_t e, uint32_t pid) {
     s.tid.store(0, std::memory_order_release);
     ++freed;
   }
-  g_shared->proc_pid[e].store(0, std::memory_order_release);
+  uint32_t expect = pid;
+  if (!g_shared->proc_pid[e].compare_exchange_strong(expect, 0)) return;
   if (freed > 0) {
     char note[128];
     snprintf(note, sizeof(note),
-             "process-gone %u: ended without flushing (killed?); %d thread slots freed", pid,
-             freed);
+             "process-gone %u: ended without releasing its slots (killed?); %d thread slots freed",
+             pid, freed);
     WriteNote(note);
   }
 }
@@ -452,7 +492,8 @@ void Service(bool force) {
       // syscalls run untrapped) is done once the kernel no longer knows its tid.
       if (ts->leaving.load(std::memory_order_acquire) &&
           !ts->exited.load(std::memory_order_acquire) &&
-          RawSyscall6(SYS_tgkill, g_pid, ts->tid, 0) == -ESRCH)
+          (ts->tid == g_pid ? LeaderZombie()
+                            : RawSyscall6(SYS_tgkill, g_pid, ts->tid, 0) == -ESRCH))
         ts->exited.store(1, std::memory_order_release);
       ServiceThread(ts, force, now);
       if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
@@ -462,32 +503,6 @@ void Service(bool force) {
   }
   g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
-}
-
-// After the main thread has left (g_leader_left): true when the writer is the only thread left
-// beside the zombie leader. One read of /proc/self/stat, whose state (the leader's) and thread
-// count the kernel takes together; any error means "not alone".
-bool AloneWithLeaderGone() {
-  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/stat"),
-                        O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char stat[1024];
-  long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
-  RawSyscall6(SYS_close, fd);
-  if (got <= 0) return false;
-  stat[got] = 0;
-  const char* p = strrchr(stat, ')');  // "pid (comm) S ...": comm may hold anything
-  if (p == nullptr || p[1] != ' ') return false;
-  p += 2;
-  char state = *p;
-  long num_threads = -1;
-  for (int field = 3; *p && field <= 20; ++field) {
-    if (field == 20) num_threads = strtol(p, nullptr, 10);
-    const char* sp = strchr(p, ' ');
-    if (sp == nullptr) break;
-    p = sp + 1;
-  }
-  return state == 'Z' && num_threads == 2;
 }
 
 void* WriterMain(void*) {
@@ -557,21 +572,21 @@ void StartWriter() {
     __atomic_fetch_sub(g_nptl_nthreads, 1u, __ATOMIC_SEQ_CST);
 }
 
-// The thread's key destructor: it is leaving. A thread armed for dispatch is not done yet: the
+// The thread's key destructor: it is leaving. Its recording goes on until it is gone: the
 // calls it still makes (the exit(0) glibc runs on the last thread: atexit handlers, the stdio
-// flush) are the program's, and its trapped SYS_exit ends its recording (ThreadGone). Otherwise
-// its recording ends here, as nothing after this would be seen anyway.
+// flush) are the program's. A trapped SYS_exit ends it (ThreadGone); else the writer finds the
+// thread gone (Service). A thread leaving from inside a recorded call (cancelled, or a
+// handler's pthread_exit) is done at once: nothing more of it can be recorded.
 void ThreadExit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
-  if (t_armed) {
-    if (ts != nullptr) {
-      ts->leaving.store(1, std::memory_order_release);
-      t_state = ts;  // the key's value is gone; the thread keeps recording into its state
-    }
+  if (ts != nullptr && t_depth == 0) {
+    ts->leaving.store(1, std::memory_order_release);
+    t_state = ts;  // the key's value is gone; the thread keeps recording into its state
     return;
   }
   t_done = true;
   if (ts == nullptr) return;
+  ts->slot->in_call_since.store(kNever, std::memory_order_release);
   ts->exited.store(1, std::memory_order_release);
   Wake();
 }
@@ -937,6 +952,7 @@ void TakeProcessEntry() {
           entry <= static_cast<long>(kSharedProcs)) {
         g_lock_fd = static_cast<int>(fd);
         g_entry = static_cast<uint32_t>(entry);
+        RawSyscall6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);  // see ExecKeepsLock
       } else if (open && pid != static_cast<long>(g_pid) && fd != g_trace_fd && fd != g_shm_fd) {
         RawSyscall6(SYS_close, fd);  // a spawning parent's: keep its lock to itself
       }
@@ -948,9 +964,10 @@ void TakeProcessEntry() {
   snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
   long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
   if (fd < 0) return;
-  // High, beside the trace's fds, and without close-on-exec: the lock goes with the process
-  // into the images it execs.
-  long high = RawSyscall6(SYS_fcntl, fd, F_DUPFD, g_shm_fd > 64 ? g_shm_fd - 64 : 3);
+  // Above the trace's fds (the launcher leaves the top of the fd range to the recorder), never
+  // among the program's; close-on-exec but for the recorded execs (ExecKeepsLock), so no child
+  // a spawn inherits keeps this process's lock alive.
+  long high = RawSyscall6(SYS_fcntl, fd, F_DUPFD_CLOEXEC, std::max(g_trace_fd, g_shm_fd) + 1);
   RawSyscall6(SYS_close, fd);
   if (high < 0) return;
   auto claim = [&](uint32_t e) {
@@ -962,7 +979,8 @@ void TakeProcessEntry() {
     fl.l_start = e;
     fl.l_len = 1;
     if (RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl)) != 0) {
-      g_shared->proc_pid[e].store(0, std::memory_order_release);  // still locked: not free yet
+      uint32_t mine = g_pid;  // still locked: not free yet
+      g_shared->proc_pid[e].compare_exchange_strong(mine, 0);
       return false;
     }
     g_lock_fd = static_cast<int>(high);
@@ -974,7 +992,7 @@ void TakeProcessEntry() {
     if (g_shared->proc_pid[e].load(std::memory_order_relaxed) == 0 && claim(e)) return;
   for (uint32_t e = 0; e < kSharedProcs; ++e) {
     uint32_t cur = g_shared->proc_pid[e].load(std::memory_order_relaxed);
-    if (cur == 0 || cur == kProcFreeing || !EntryGone(e)) continue;
+    if (cur == 0 || !EntryGone(e)) continue;
     FreeGoneEntry(e, cur);
     if (claim(e)) return;
   }
@@ -1033,6 +1051,12 @@ __attribute__((constructor(101))) void Init() {
 __attribute__((destructor(101))) void Fini() {
   if (!g_on) return;
   FlushAll();
+  // Without dispatch nothing sees the exit_group that follows (exit() reaches _exit inside
+  // libc): release the slots and the entry now; later calls would not reach the trace anyway.
+  if (!DispatchEnabled()) {
+    ReleaseProcessSlots();
+    g_on = false;
+  }
 }
 
 }  // namespace
@@ -1148,6 +1172,9 @@ void FlushAll() {
 
 void ReleaseProcessSlots() {
   if (!g_on) return;
+  // A child that shares this memory without having become a process of its own here (a clone
+  // the library let through, a vfork without fork handlers) must not release its parent's.
+  if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.pid.load(std::memory_order_relaxed) == g_pid && s.tid.load(std::memory_order_acquire)) {
@@ -1156,16 +1183,24 @@ void ReleaseProcessSlots() {
       s.tid.store(0, std::memory_order_release);
     }
   }
-  if (g_entry != 0) {  // then the entry, free again, its lock let go
+  if (g_entry != 0) {  // then the entry (freed before the lock goes, so no finder takes it)
+    uint32_t mine = g_pid;
+    g_shared->proc_pid[g_entry - 1].compare_exchange_strong(mine, 0);
     struct flock fl = {};
     fl.l_type = F_UNLCK;
     fl.l_whence = SEEK_SET;
     fl.l_start = g_entry - 1;
     fl.l_len = 1;
     RawSyscall6(SYS_fcntl, g_lock_fd, F_OFD_SETLK, reinterpret_cast<long>(&fl));
-    g_shared->proc_pid[g_entry - 1].store(0, std::memory_order_release);
     g_entry = 0;
   }
+}
+
+// Around a recorded exec: the lock fd loses close-on-exec, so the new image (which IORR_LOCK
+// names it to) keeps the lock through the exec; after a failed exec it gets it back.
+void ExecKeepsLock(bool keep) {
+  if (g_on && g_entry != 0 && g_lock_fd >= 0)
+    RawSyscall6(SYS_fcntl, g_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 
 bool EnvHasLibrary(char* const* envp) {
@@ -1290,7 +1325,9 @@ void NoteThreadExit(int code) {
   Wake();
 }
 
-void AfterForkChild() {
+void AfterForkChild() { AfterForkChildOf(false); }
+
+void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new pid, new streams, no writer yet.
@@ -1313,9 +1350,14 @@ void AfterForkChild() {
   t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
   // The parent's lock fd refers to the parent's lock: close this copy, take an entry of its own.
-  if (g_lock_fd >= 0) RawSyscall6(SYS_close, g_lock_fd);
-  g_lock_fd = -1;
-  TakeProcessEntry();
+  // A child sharing the parent's fd table (CLONE_FILES) must not close it: it goes without.
+  if (shared_files) {
+    g_entry = 0;
+  } else {
+    if (g_lock_fd >= 0) RawSyscall6(SYS_close, g_lock_fd);
+    g_lock_fd = -1;
+    TakeProcessEntry();
+  }
   DispatchArmThread();  // the kernel does not carry dispatch into a child
 }
 

@@ -98,6 +98,10 @@ void ThreadGone();
 
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();
+// The same for a fork-like clone; shared_files: the child shares the parent's fd table.
+void AfterForkChildOf(bool shared_files);
+// Around a recorded exec (see preload.cc).
+void ExecKeepsLock(bool keep);
 // A short-lived child (posix_spawn's) that execs at once: never start a writer thread in it;
 // its exec flushes synchronously.
 void NoWriterInThisProcess();

@@ -28,7 +28,7 @@ inline constexpr int kExitRecorderError = 125;
 inline constexpr int kExitCannotRun = 126;
 inline constexpr int kExitNotFound = 127;
 
-inline constexpr uint64_t kSharedMagic = 0x3153524f5252494full;  // "IORRSRS1"
+inline constexpr uint64_t kSharedMagic = 0x3253524f5252494full;  // "IORRSRS2"
 inline constexpr uint32_t kSharedSlots = 4096;
 inline constexpr uint32_t kSharedProcs = 4096;  // process entries (liveness)
 inline constexpr int64_t kNever = INT64_MAX;
@@ -50,7 +50,6 @@ struct ThreadSlot {
 // closes only when the process ends. A lock that is gone means the process is gone, however it
 // ended (SIGKILL included): its thread slots, which would hold every later watermark back, can
 // be freed (see the library's Watermark).
-inline constexpr uint32_t kProcFreeing = UINT32_MAX;  // proc_pid value while being freed
 
 struct SharedState {
   uint64_t magic;

@@ -753,7 +753,9 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   iorr::recorder::FlushAll();  // the new image starts with empty buffers
   iorr::recorder::NoteExecAttempt(path);
+  iorr::recorder::ExecKeepsLock(true);
   int r = REAL(execve)(path, argv, ok ? env2 : envp);
+  iorr::recorder::ExecKeepsLock(false);
   iorr::recorder::NoteExecFailed();
   if (on) {
     long k[6] = {L(path), L(argv), L(envp)};

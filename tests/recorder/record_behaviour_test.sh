@@ -350,5 +350,83 @@ else
   ok "killed child: its slots freed (process-gone note), largest watermark lag ${lag}s"
 fi
 
+# Liveness must never free a live process's slots: a fork-like clone sharing the fd table
+# (CLONE_FILES) must not drop its parent's lock (the parent, blocked 0.5 s in read(), was
+# reported gone and an event came out of order). And a main thread cancelled inside a recorded
+# read() (its exit untrapped, a zombie leader) must not hold watermarks back.
+cat > live.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int p[2];
+static pthread_t main_t;
+static void churn(int n) {
+  for (int i = 0; i < n; i++) {
+    int fd = open("/dev/null", O_RDONLY);
+    close(fd);
+    usleep(5000);
+  }
+}
+static void* canceller(void* a) {
+  (void)a;
+  usleep(50000);
+  pthread_cancel(main_t);
+  churn(300);
+  return NULL;
+}
+int main(int argc, char** argv) {
+  if (pipe(p) != 0) return 2;
+  char b;
+  if (argc > 1 && strcmp(argv[1], "cancel") == 0) {
+    main_t = pthread_self();
+    pthread_t t;
+    pthread_create(&t, NULL, canceller, NULL);
+    return read(p[0], &b, 1) == 1 ? 1 : 3;
+  }
+  long c = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+  if (c == 0) {
+    churn(100);
+    if (write(p[1], "x", 1) != 1) _exit(1);
+    churn(40);
+    _exit(0);
+  }
+  if (read(p[0], &b, 1) != 1) return 1;
+  close(open("/dev/zero", O_RDONLY));
+  int st;
+  waitpid(c, &st, 0);
+  return 0;
+}
+C
+if cc -O1 -pthread live.c -o live 2> /dev/null; then
+  timeout -k 5 30 "$iorr" record -q -o clonef.iorr -- ./live
+  st=$?
+  "$iorr" dump clonef.iorr > clonef.dump 2> clonef.err
+  if [[ $st -ne 0 ]]; then
+    fail "CLONE_FILES child: status $st"
+  elif grep -q 'process-gone' clonef.dump || [[ -s clonef.err ]]; then
+    fail "CLONE_FILES child: the live parent was taken for gone: $(grep -m1 process-gone clonef.dump) $(head -n 1 clonef.err)"
+  else
+    ok "CLONE_FILES child: the parent's lock kept, no event out of order"
+  fi
+  timeout -k 5 30 "$iorr" record -q -o cancel.iorr -- ./live cancel
+  st=$?
+  lag=$("$iorr" stats --json cancel.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+  if [[ $st -ne 0 ]]; then
+    fail "main cancelled in read(): status $st"
+  elif ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 0.6 else 1)" "${lag:-9}"; then
+    fail "main cancelled in read(): watermarks held back ${lag}s"
+  else
+    ok "main cancelled in read(): largest watermark lag ${lag}s"
+  fi
+else
+  echo "skip: liveness cases: no C compiler"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

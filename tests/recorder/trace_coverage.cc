@@ -860,8 +860,8 @@ Report Compare(const TraceData& strace, const TraceData& recorded, const Options
     for (const auto& ev : evs) {
       const LiteEvent& e = ev.e;
       if (e.reopens_fd >= 0 && rep.recorder_fds.count(e.reopens_fd)) reopened.insert(e.ret);
-      if (e.call == CallId::fcntl && reopened.count(e.args[0]) && e.args[1] == F_DUPFD &&
-          !e.failed())
+      if (e.call == CallId::fcntl && reopened.count(e.args[0]) &&
+          (e.args[1] == F_DUPFD || e.args[1] == F_DUPFD_CLOEXEC) && !e.failed())
         rep.recorder_fds.insert(e.ret);
       if (e.call == CallId::close && reopened.count(e.args[0])) reopened.erase(e.args[0]);
     }

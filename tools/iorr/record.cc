@@ -23,9 +23,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
-#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -122,12 +122,11 @@ std::string ShellQuote(const std::vector<std::string>& argv) {
   return out;
 }
 
-
 bool PseudoFileSystem(std::string_view fstype) {
   static constexpr std::string_view kPseudo[] = {
-      "proc",     "sysfs",     "devpts",     "mqueue",  "debugfs",    "tracefs",
-      "securityfs", "pstore",  "bpf",        "configfs", "fusectl",   "hugetlbfs",
-      "autofs",   "binfmt_misc", "nsfs",     "rpc_pipefs", "efivarfs"};
+      "proc",       "sysfs",       "devpts", "mqueue",     "debugfs", "tracefs",
+      "securityfs", "pstore",      "bpf",    "configfs",   "fusectl", "hugetlbfs",
+      "autofs",     "binfmt_misc", "nsfs",   "rpc_pipefs", "efivarfs"};
   if (fstype.substr(0, 6) == "cgroup") return true;
   return std::find(std::begin(kPseudo), std::end(kPseudo), fstype) != std::end(kPseudo);
 }
@@ -177,9 +176,9 @@ void WriteAll(int fd, const void* data, size_t n, const std::string& what) {
 // Returns the bytes written.
 size_t WriteNote(int fd, std::string_view text, const std::string& trace) {
   std::vector<uint8_t> buf(text.size() + 16);
-  size_t n = trace::FrameRecord(trace::RecordType::kNote,
-                                reinterpret_cast<const uint8_t*>(text.data()), text.size(),
-                                buf.data());
+  size_t n =
+      trace::FrameRecord(trace::RecordType::kNote, reinterpret_cast<const uint8_t*>(text.data()),
+                         text.size(), buf.data());
   WriteAll(fd, buf.data(), n, trace);
   return n;
 }
@@ -193,8 +192,9 @@ std::string FindLibrary() {
   } else {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) Fail(std::string("cannot find the recorder library: /proc/self/exe: ") +
-                     ErrnoText(errno) + " (set " + kEnvPreloadLib + ")");
+    if (n <= 0)
+      Fail(std::string("cannot find the recorder library: /proc/self/exe: ") + ErrnoText(errno) +
+           " (set " + kEnvPreloadLib + ")");
     std::string dir(exe, static_cast<size_t>(n));
     dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
     path = dir + "/../lib/" + kLibName;
@@ -428,7 +428,7 @@ struct Counts {
   uint64_t events = 0, chunks = 0;
   std::set<uint64_t> streams;
   std::set<uint32_t> pids;
-  bool problem = false;  // the trace could not be read to the end
+  bool problem = false;                       // the trace could not be read to the end
   std::vector<std::string> unrecorded_execs;  // "PATH by process PID"
 };
 
@@ -501,8 +501,7 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
 // ---- the launcher ----
 
 int Run(const Options& o) {
-  if (!o.dash_dash)
-    Fail("put -- before the command: iorr record -o TRACE -- COMMAND [ARGS...]");
+  if (!o.dash_dash) Fail("put -- before the command: iorr record -o TRACE -- COMMAND [ARGS...]");
   if (o.command.empty() || o.command[0].empty()) Fail("no command to record");
   if (!trace::ValidTimeUnit(o.time_unit_ns)) Fail("--time-unit must be 1, 10, 100 or 1000 (ns)");
   if (o.trace.empty() || o.trace == "-") Fail("-o: the trace must be a file");
@@ -556,8 +555,8 @@ int Run(const Options& o) {
     std::vector<trace::HeaderField> fields;
     for (const auto& [k, v] : h.fields) fields.push_back({k, v});
     std::vector<uint8_t> buf(trace::HeaderRecordSize(fields.data(), fields.size()));
-    size_t n = trace::EncodeHeaderRecord(h.core, fields.data(), fields.size(), buf.data(),
-                                         buf.size());
+    size_t n =
+        trace::EncodeHeaderRecord(h.core, fields.data(), fields.size(), buf.data(), buf.size());
     if (n == 0) Fail("trace header too large");
     WriteAll(fd, buf.data(), n, o.trace);
   }
@@ -599,9 +598,9 @@ int Run(const Options& o) {
   // 3. The program's environment: the launcher's, plus the library and the protocol variables.
   std::string old_preload;
   if (const char* p = std::getenv("LD_PRELOAD")) old_preload = p;
-  const std::string_view ours[] = {"LD_PRELOAD",         rec::kEnvTraceFd, rec::kEnvSharedFd,
-                                   rec::kEnvTimeUnit,    rec::kEnvStartNs, rec::kEnvLib,
-                                   rec::kEnvReinjected,  rec::kEnvExecStart};
+  const std::string_view ours[] = {"LD_PRELOAD",        rec::kEnvTraceFd,   rec::kEnvSharedFd,
+                                   rec::kEnvTimeUnit,   rec::kEnvStartNs,   rec::kEnvLib,
+                                   rec::kEnvReinjected, rec::kEnvExecStart, rec::kEnvLock};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
@@ -808,8 +807,7 @@ void RegisterRecord(CLI::App& app, Action* action) {
       ->type_name("DIR")
       ->allow_extra_args(false);
   sub->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
-  sub->add_option("command", o->command, "-- COMMAND [ARGS...]: the program to record")
-      ->required();
+  sub->add_option("command", o->command, "-- COMMAND [ARGS...]: the program to record")->required();
   sub->footer(
       "Exit status: COMMAND's own (128+N when signal N killed it); 125 when iorr itself fails\n"
       "(bad options, the trace cannot be written, the recorder library is missing); 126 when\n"

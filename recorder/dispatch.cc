@@ -230,9 +230,9 @@ long Execve(const long* a) {
   FlushAll();
   NoteExecAttempt(reinterpret_cast<const char*>(a[0]));
   long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
-  ExecKeepsLock(true);
+  if (ok) ExecKeepsLock(true);  // IORR_LOCK names it to the new image
   long r = Raw(SYS_execve, b);
-  ExecKeepsLock(false);
+  if (ok) ExecKeepsLock(false);
   NoteExecFailed();
   if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
   if (on) EndCall(&c, CallId::execve, a, r);

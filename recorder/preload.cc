@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -237,6 +238,13 @@ void WriteNote(const char* text) {
 
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
+// A slot of this process: by its entry where it has one (pids alone collide across PID
+// namespaces: every namespace has its pid 1), else by pid.
+bool OwnSlot(const ThreadSlot& s) {
+  if (s.pid.load(std::memory_order_relaxed) != g_pid) return false;
+  return g_entry == 0 || s.proc.load(std::memory_order_relaxed) == g_entry;
+}
+
 // The state of this process's leader and its thread count, from one read of /proc/self/stat
 // (the kernel takes them together). False on any error.
 bool ReadSelfStat(char* state, long* num_threads) {
@@ -928,8 +936,7 @@ void RecordExecFromEnv() {
   // The old image's slots (same pid) held the exec's start until now: free them.
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& old = g_shared->slot[i];
-    if (&old != t_state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        old.tid.load(std::memory_order_acquire) != 0) {
+    if (&old != t_state->slot && OwnSlot(old) && old.tid.load(std::memory_order_acquire) != 0) {
       old.unflushed_min.store(kNever, std::memory_order_relaxed);
       old.in_call_since.store(kNever, std::memory_order_relaxed);
       old.tid.store(0, std::memory_order_release);
@@ -941,25 +948,42 @@ void RecordExecFromEnv() {
 // Takes a process entry and its liveness lock for this process (see protocol.h): the one the
 // image before exec held (IORR_LOCK names it with this pid), else a new one. Without /proc (no
 // new open file description to lock through) the process goes without: if killed, its slots
+// A spawn inside libc (system, popen) racing a recorded exec in another thread can hand this
+// image a copy of its parent's lock fd (close-on-exec is cleared during that exec): it would
+// keep the parent's lock alive and show the program an fd. Such copies sit just above the
+// trace's fds, where the library puts lock fds: close those that are the shared memfd.
+void CloseStrayLockFds() {
+  struct stat shm;
+  if (RawSyscall6(SYS_fstat, g_shm_fd, reinterpret_cast<long>(&shm)) != 0) return;
+  int base = std::max(g_trace_fd, g_shm_fd) + 1;
+  for (int fd = base; fd < base + 8; ++fd) {
+    struct stat st;
+    if (fd == g_lock_fd || RawSyscall6(SYS_fstat, fd, reinterpret_cast<long>(&st)) != 0) continue;
+    if (st.st_dev == shm.st_dev && st.st_ino == shm.st_ino) RawSyscall6(SYS_close, fd);
+  }
+}
+
 // hold watermarks back, as before entries existed.
 void TakeProcessEntry() {
   g_entry = 0;
   if (const char* v = getenv(kEnvLock)) {
+    // The lock fd of this process's image before exec: adopted when it is this pid's and the
+    // fd is the shared memfd (an image that did not record may have reused the number).
     long fd = -1, entry = 0, pid = 0;
-    if (sscanf(v, "%ld:%ld:%ld", &fd, &entry, &pid) == 3 && fd >= 0) {
-      bool open = RawSyscall6(SYS_fcntl, fd, F_GETFD) >= 0;
-      if (pid == static_cast<long>(g_pid) && open && entry > 0 &&
-          entry <= static_cast<long>(kSharedProcs)) {
-        g_lock_fd = static_cast<int>(fd);
-        g_entry = static_cast<uint32_t>(entry);
-        RawSyscall6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);  // see ExecKeepsLock
-      } else if (open && pid != static_cast<long>(g_pid) && fd != g_trace_fd && fd != g_shm_fd) {
-        RawSyscall6(SYS_close, fd);  // a spawning parent's: keep its lock to itself
-      }
+    struct stat shm, st;
+    if (sscanf(v, "%ld:%ld:%ld", &fd, &entry, &pid) == 3 && fd >= 0 &&
+        pid == static_cast<long>(g_pid) && entry > 0 && entry <= static_cast<long>(kSharedProcs) &&
+        RawSyscall6(SYS_fstat, g_shm_fd, reinterpret_cast<long>(&shm)) == 0 &&
+        RawSyscall6(SYS_fstat, fd, reinterpret_cast<long>(&st)) == 0 && st.st_dev == shm.st_dev &&
+        st.st_ino == shm.st_ino) {
+      g_lock_fd = static_cast<int>(fd);
+      g_entry = static_cast<uint32_t>(entry);
+      RawSyscall6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);  // see ExecKeepsLock
     }
     Unsetenv(kEnvLock);
-    if (g_entry != 0) return;
   }
+  CloseStrayLockFds();
+  if (g_entry != 0) return;
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
   long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
@@ -1051,12 +1075,9 @@ __attribute__((constructor(101))) void Init() {
 __attribute__((destructor(101))) void Fini() {
   if (!g_on) return;
   FlushAll();
-  // Without dispatch nothing sees the exit_group that follows (exit() reaches _exit inside
-  // libc): release the slots and the entry now; later calls would not reach the trace anyway.
-  if (!DispatchEnabled()) {
-    ReleaseProcessSlots();
-    g_on = false;
-  }
+  // Not released here without dispatch (where nothing sees the exit_group that follows):
+  // other threads may still be inside calls whose events would come after a watermark that
+  // left them out. The lock goes with the process; finders free what is left.
 }
 
 }  // namespace
@@ -1156,7 +1177,7 @@ int SharedFd() { return g_shm_fd; }
 
 bool VacateFd(int fd) {
   if (!IsOwnFd(fd)) return true;
-  long moved = RawSyscall6(SYS_fcntl, fd, F_DUPFD, fd + 1);
+  long moved = RawSyscall6(SYS_fcntl, fd, fd == g_lock_fd ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
   if (moved < 0) return false;
   RawSyscall6(SYS_close, fd);
   if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
@@ -1177,7 +1198,7 @@ void ReleaseProcessSlots() {
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
-    if (s.pid.load(std::memory_order_relaxed) == g_pid && s.tid.load(std::memory_order_acquire)) {
+    if (OwnSlot(s) && s.tid.load(std::memory_order_acquire)) {
       s.unflushed_min.store(kNever, std::memory_order_relaxed);
       s.in_call_since.store(kNever, std::memory_order_relaxed);
       s.tid.store(0, std::memory_order_release);
@@ -1199,7 +1220,9 @@ void ReleaseProcessSlots() {
 // Around a recorded exec: the lock fd loses close-on-exec, so the new image (which IORR_LOCK
 // names it to) keeps the lock through the exec; after a failed exec it gets it back.
 void ExecKeepsLock(bool keep) {
-  if (g_on && g_entry != 0 && g_lock_fd >= 0)
+  static std::atomic<int> execs{0};  // threads between the two calls (one may fail, one not)
+  if (!g_on || g_entry == 0 || g_lock_fd < 0) return;
+  if (keep ? execs.fetch_add(1) == 0 : execs.fetch_sub(1) == 1)
     RawSyscall6(SYS_fcntl, g_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 

@@ -753,9 +753,9 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   iorr::recorder::FlushAll();  // the new image starts with empty buffers
   iorr::recorder::NoteExecAttempt(path);
-  iorr::recorder::ExecKeepsLock(true);
+  if (ok) iorr::recorder::ExecKeepsLock(true);  // IORR_LOCK names it to the new image
   int r = REAL(execve)(path, argv, ok ? env2 : envp);
-  iorr::recorder::ExecKeepsLock(false);
+  if (ok) iorr::recorder::ExecKeepsLock(false);
   iorr::recorder::NoteExecFailed();
   if (on) {
     long k[6] = {L(path), L(argv), L(envp)};
@@ -1016,6 +1016,7 @@ int SpawnRecorded(bool search, pid_t* pid, const char* file, const posix_spawn_f
   *shared_err = 0;
   sigset_t all, old;
   sigfillset(&all);
+  sigdelset(&all, SIGSYS);  // blocked, a trap (selector left at ALLOW by an escape) would kill
   sigprocmask(SIG_SETMASK, &all, &old);  // no handler may run in the child before exec
   Call c;
   bool on = BeginCall(&c);

@@ -842,6 +842,12 @@ Report Compare(const TraceData& strace, const TraceData& recorded, const Options
   else
     rep.warnings.push_back("the recorded trace has no trace_fd: no calls on it left out");
   if (auto fd = HeaderInt(recorded.header, "shm_fd")) rep.recorder_fds.insert(*fd);
+  // The fds just above the trace's are the library's (its liveness lock; at load it also
+  // looks there for stray copies of one): the launcher leaves that top of the range to it.
+  if (!rep.recorder_fds.empty()) {
+    int64_t top = *rep.recorder_fds.rbegin();
+    for (int64_t fd = top + 1; fd <= top + 16; ++fd) rep.recorder_fds.insert(fd);
+  }
   for (int64_t fd : options.ignore_fds) rep.recorder_fds.insert(fd);
   rep.writer_tids = WriterThreads(recorded.notes);
   if (!strace.warning.empty()) rep.warnings.push_back("strace trace: " + strace.warning);

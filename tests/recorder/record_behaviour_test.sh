@@ -428,5 +428,34 @@ else
   echo "skip: liveness cases: no C compiler"
 fi
 
+# system() then posix_spawn(): glibc's spawn inside system() runs unarmed and leaves the
+# selector at ALLOW; the recorder's own spawn then must not block SIGSYS (the next trapped call
+# killed the program with SIGSYS, status 159).
+cat > sysspawn.c << 'C'
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+extern char** environ;
+int main(void) {
+  if (system("true") != 0) return 2;
+  pid_t p;
+  char* av[] = {"true", NULL};
+  int r = posix_spawn(&p, "/bin/true", NULL, NULL, av, environ);
+  waitpid(p, NULL, 0);
+  printf("posix_spawn %d\n", r);
+  return 0;
+}
+C
+if cc -O1 sysspawn.c -o sysspawn 2> /dev/null; then
+  out=$(timeout 30 "$iorr" record -q -o sysspawn.iorr -- ./sysspawn)
+  st=$?
+  if [[ $st -eq 0 && $out == "posix_spawn 0" ]]; then
+    ok "system() then posix_spawn(): status 0, spawned"
+  else
+    fail "system() then posix_spawn(): status $st, output '$out'"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

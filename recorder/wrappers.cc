@@ -1063,6 +1063,7 @@ IORR_EXPORT void _exit(int status) {
   }
   iorr::recorder::FlushAll();
   iorr::recorder::ReleaseProcessSlots();
+  iorr::recorder::ThreadGone();  // the exit_group it makes (trapped) is recorded above already
   REAL(_exit)(status);
   __builtin_unreachable();
 }

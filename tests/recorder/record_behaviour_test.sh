@@ -457,5 +457,20 @@ if cc -O1 sysspawn.c -o sysspawn 2> /dev/null; then
   fi
 fi
 
+# _exit() is one exit_group in the trace (its wrapper records it; the trapped syscall it then
+# makes was recorded a second time).
+printf '#include <unistd.h>\nint main(void) { _exit(4); }\n' | cc -x c - -o exit4 2> /dev/null
+if [[ -x exit4 ]]; then
+  timeout 30 "$iorr" record -q -o exit4.iorr -- ./exit4
+  st=$?
+  "$iorr" dump exit4.iorr > exit4.dump 2> /dev/null
+  n=$(grep -c 'exit_group(4)' exit4.dump)
+  if [[ $st -eq 4 && $n -eq 1 ]]; then
+    ok "_exit(4): status 4, one exit_group in the trace"
+  else
+    fail "_exit(4): status $st, $n exit_group events"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -208,8 +208,10 @@ long ForkLike(long nr, const long* a, bool* escaped) {
   return r;
 }
 
-long Execve(const long* a) {
-  auto* envp = reinterpret_cast<char* const*>(a[2]);
+// execve, and execveat (fexecve's): env_arg is the index of envp among the arguments.
+long Execve(long nr, const long* a) {
+  const int env_arg = nr == SYS_execveat ? 3 : 2;
+  auto* envp = reinterpret_cast<char* const*>(a[env_arg]);
   int n = 0;
   for (char* const* p = envp; p && *p; ++p) ++n;
   int cap = n + 16;
@@ -228,14 +230,15 @@ long Execve(const long* a) {
   int64_t start = on ? c.start : NowNs();
   bool ok = have_mem && PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   FlushAll();
-  NoteExecAttempt(reinterpret_cast<const char*>(a[0]));
-  long b[6] = {a[0], a[1], ok ? reinterpret_cast<long>(env2) : a[2], 0, 0, 0};
+  NoteExecAttempt(reinterpret_cast<const char*>(a[nr == SYS_execveat ? 1 : 0]));
+  long b[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
+  if (ok) b[env_arg] = reinterpret_cast<long>(env2);
   if (ok) ExecKeepsLock(true);  // IORR_LOCK names it to the new image
-  long r = Raw(SYS_execve, b);
+  long r = Raw(nr, b);
   if (ok) ExecKeepsLock(false);
   NoteExecFailed();
   if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
-  if (on) EndCall(&c, CallId::execve, a, r);
+  if (on) EndCall(&c, nr == SYS_execveat ? CallId::execveat : CallId::execve, a, r);
   return r;
 }
 
@@ -275,7 +278,8 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       ret = ForkLike(nr, a, &escaped);
       break;
     case SYS_execve:
-      ret = Execve(a);
+    case SYS_execveat:
+      ret = Execve(nr, a);
       break;
     case SYS_exit:  // a thread leaves; glibc's pthread_exit ends here too
       NoteThreadExit(static_cast<int>(a[0]));

@@ -97,8 +97,11 @@ char g_lib[4096];
 ChunkLimits g_limits;
 pthread_key_t g_key;
 uint32_t g_pid = 0;
-int g_lock_fd = -1;    // this process's liveness lock (see protocol.h), -1: none
-uint32_t g_entry = 0;  // 1 + this process's entry, 0: none
+int g_lock_fd = -1;  // this process's liveness lock (see protocol.h), -1: none
+uint32_t g_entry = 0;
+bool g_released = false;  // ReleaseProcessSlots ran (exit)
+std::atomic<int> g_exec_windows{
+    0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
 std::atomic<ThreadState*> g_threads[kMaxThreads];
 std::atomic<int> g_writer_lock{0};
@@ -300,7 +303,7 @@ bool EntryGone(uint32_t e) {
 // are matched by entry and pid, so a finder that comes late cannot free those of a process that
 // has taken the entry since; freeing twice is harmless (the process is gone). The finder whose
 // CAS frees the entry writes the note.
-void FreeGoneEntry(uint32_t e, uint32_t pid) {
+void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
   int freed = 0;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
@@ -315,12 +318,20 @@ void FreeGoneEntry(uint32_t e, uint32_t pid) {
   }
   uint32_t expect = pid;
   if (!g_shared->proc_pid[e].compare_exchange_strong(expect, 0)) return;
-  if (freed > 0) {
+  if (say && freed > 0) {
     char note[128];
     snprintf(note, sizeof(note),
              "process-gone %u: ended without releasing its slots (killed?); %d thread slots freed",
              pid, freed);
     WriteNote(note);
+  }
+}
+
+// Frees the entries (and slots) of every process whose lock is gone.
+void SweepGoneEntries() {
+  for (uint32_t e = 0; e < kSharedProcs; ++e) {
+    uint32_t pid = g_shared->proc_pid[e].load(std::memory_order_relaxed);
+    if (pid != 0 && e + 1 != g_entry && EntryGone(e)) FreeGoneEntry(e, pid, false);
   }
 }
 
@@ -454,9 +465,17 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now) {
 
 void FreeThread(int index, ThreadState* ts) {
   g_threads[index].store(nullptr, std::memory_order_release);
-  ts->slot->unflushed_min.store(kNever, std::memory_order_release);
-  ts->slot->in_call_since.store(kNever, std::memory_order_release);
-  ts->slot->tid.store(0, std::memory_order_release);
+  // Only while the slot is still this thread's: a release at exit or a finder may have freed it,
+  // and another thread may hold it since.
+  ThreadSlot& s = *ts->slot;
+  if (s.tid.load(std::memory_order_acquire) == ts->tid &&
+      s.pid.load(std::memory_order_relaxed) == ts->pid) {
+    s.unflushed_min.store(kNever, std::memory_order_release);
+    s.in_call_since.store(kNever, std::memory_order_release);
+    s.proc.store(0, std::memory_order_relaxed);
+    uint32_t mine = ts->tid;
+    s.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
+  }
   size_t bytes = ts->memory_bytes;
   ts->~ThreadState();
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
@@ -618,15 +637,30 @@ ThreadState* NewThreadState() {
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
   // A shared slot for the watermark, and a registry entry for the writer.
-  for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
-    uint32_t expect = 0;
-    if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
-      ts->slot = &g_shared->slot[i];
-      ts->slot->pid.store(ts->pid, std::memory_order_relaxed);
-      ts->slot->proc.store(g_entry, std::memory_order_relaxed);
-      ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
-      ts->slot->in_call_since.store(kNever, std::memory_order_release);
+  for (int pass = 0; pass < 2 && ts->slot == nullptr; ++pass) {
+    // None free: free those of processes that are gone (killed while idle, or ended without
+    // releasing them), then look again.
+    if (pass == 1) SweepGoneEntries();
+    for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
+      uint32_t expect = 0;
+      if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
+        ts->slot = &g_shared->slot[i];
+        ts->slot->pid.store(ts->pid, std::memory_order_relaxed);
+        ts->slot->proc.store(g_entry, std::memory_order_relaxed);
+        ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
+        ts->slot->in_call_since.store(kNever, std::memory_order_release);
+      }
     }
+  }
+  if (ts->slot == nullptr) {
+    static std::atomic<bool> noted{false};
+    if (!noted.exchange(true)) {
+      char note[96];
+      snprintf(note, sizeof(note), "escape %u: no free thread slot: new threads go unrecorded",
+               g_pid);
+      WriteNote(note);
+    }
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   }
   bool registered = false;
   for (int i = 0; i < kMaxThreads && !registered && ts->slot; ++i) {
@@ -936,7 +970,9 @@ void RecordExecFromEnv() {
   // The old image's slots (same pid) held the exec's start until now: free them.
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& old = g_shared->slot[i];
-    if (&old != t_state->slot && OwnSlot(old) && old.tid.load(std::memory_order_acquire) != 0) {
+    uint32_t proc = old.proc.load(std::memory_order_relaxed);
+    if (&old != t_state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
+        (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0) {
       old.unflushed_min.store(kNever, std::memory_order_relaxed);
       old.in_call_since.store(kNever, std::memory_order_relaxed);
       old.tid.store(0, std::memory_order_release);
@@ -1017,7 +1053,7 @@ void TakeProcessEntry() {
   for (uint32_t e = 0; e < kSharedProcs; ++e) {
     uint32_t cur = g_shared->proc_pid[e].load(std::memory_order_relaxed);
     if (cur == 0 || !EntryGone(e)) continue;
-    FreeGoneEntry(e, cur);
+    FreeGoneEntry(e, cur, false);
     if (claim(e)) return;
   }
   RawSyscall6(SYS_close, high);
@@ -1192,15 +1228,17 @@ void FlushAll() {
 }
 
 void ReleaseProcessSlots() {
-  if (!g_on) return;
+  if (!g_on || g_released) return;
   // A child that shares this memory without having become a process of its own here (a clone
   // the library let through, a vfork without fork handlers) must not release its parent's.
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
+  g_released = true;  // once: OwnSlot needs the entry, which goes below
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (OwnSlot(s) && s.tid.load(std::memory_order_acquire)) {
       s.unflushed_min.store(kNever, std::memory_order_relaxed);
       s.in_call_since.store(kNever, std::memory_order_relaxed);
+      s.proc.store(0, std::memory_order_relaxed);
       s.tid.store(0, std::memory_order_release);
     }
   }
@@ -1220,9 +1258,8 @@ void ReleaseProcessSlots() {
 // Around a recorded exec: the lock fd loses close-on-exec, so the new image (which IORR_LOCK
 // names it to) keeps the lock through the exec; after a failed exec it gets it back.
 void ExecKeepsLock(bool keep) {
-  static std::atomic<int> execs{0};  // threads between the two calls (one may fail, one not)
   if (!g_on || g_entry == 0 || g_lock_fd < 0) return;
-  if (keep ? execs.fetch_add(1) == 0 : execs.fetch_sub(1) == 1)
+  if (keep ? g_exec_windows.fetch_add(1) == 0 : g_exec_windows.fetch_sub(1) == 1)
     RawSyscall6(SYS_fcntl, g_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 
@@ -1331,6 +1368,8 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
 
 void NoWriterInThisProcess() { g_writer_started.store(1); }
 
+void StopRecordingThread() { t_done = true; }
+
 void ThreadGone() {
   if (!g_on) return;
   t_done = true;
@@ -1352,6 +1391,8 @@ void AfterForkChild() { AfterForkChildOf(false); }
 
 void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
+  g_released = false;
+  g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new pid, new streams, no writer yet.
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));

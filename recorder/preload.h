@@ -95,6 +95,8 @@ int64_t NowNs();
 void NoteThreadExit(int code);
 // The calling thread's SYS_exit is about to run: its recording ends (see ThreadExit).
 void ThreadGone();
+// Nothing more of the calling thread is recorded (its process is about to end).
+void StopRecordingThread();
 
 // Called in the child after fork (pthread_atfork) and at vfork's child return.
 void AfterForkChild();

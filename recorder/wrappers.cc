@@ -1063,7 +1063,7 @@ IORR_EXPORT void _exit(int status) {
   }
   iorr::recorder::FlushAll();
   iorr::recorder::ReleaseProcessSlots();
-  iorr::recorder::ThreadGone();  // the exit_group it makes (trapped) is recorded above already
+  iorr::recorder::StopRecordingThread();  // its trapped exit_group is recorded above already
   REAL(_exit)(status);
   __builtin_unreachable();
 }

@@ -472,5 +472,61 @@ if [[ -x exit4 ]]; then
   fi
 fi
 
+# fexecve (execveat under dispatch) is an exec like execve: what the first image did is written
+# before it (it was lost), and the new image is recorded. A CLONE_FILES child (no process entry
+# of its own) that execs: its old image's slot is freed by the new image (it stayed pinned).
+cat > fexec.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char** environ;
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "clone") == 0) {
+    long c = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+    if (c == 0) {
+      close(open("/dev/null", O_RDONLY));
+      execl("/bin/true", "true", (char*)NULL);
+      _exit(1);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    for (int i = 0; i < 100; i++) {
+      close(open("/dev/zero", O_RDONLY));
+      usleep(5000);
+    }
+    return 0;
+  }
+  close(open("fexec-before", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+  int fd = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+  char* av[] = {"sh", "-c", "echo x > fexec-after", NULL};
+  fexecve(fd, av, environ);
+  return 1;
+}
+C
+if cc -O1 fexec.c -o fexec 2> /dev/null; then
+  timeout 30 "$iorr" record -q -o fexec.iorr -- ./fexec
+  st=$?
+  "$iorr" dump fexec.iorr > fexec.dump 2> /dev/null
+  if [[ $st -eq 0 ]] && grep -q '"fexec-before", O_WRONLY' fexec.dump &&
+    grep -q '"fexec-after", O_WRONLY' fexec.dump; then
+    ok "fexecve: the first image's calls and the new image's both recorded"
+  else
+    fail "fexecve: status $st, before: $(grep -c fexec-before fexec.dump), after: $(grep -c fexec-after fexec.dump)"
+  fi
+  timeout 30 "$iorr" record -q -o cfexec.iorr -- ./fexec clone
+  st=$?
+  lag=$("$iorr" stats --json cfexec.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+  if [[ $st -eq 0 ]] && python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 0.3 else 1)" "${lag:-9}"; then
+    ok "CLONE_FILES child that execs: largest watermark lag ${lag}s"
+  else
+    fail "CLONE_FILES child that execs: status $st, watermarks held back ${lag}s"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

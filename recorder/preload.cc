@@ -99,7 +99,7 @@ pthread_key_t g_key;
 uint32_t g_pid = 0;
 int g_lock_fd = -1;  // this process's liveness lock (see protocol.h), -1: none
 uint32_t g_entry = 0;
-bool g_released = false;  // ReleaseProcessSlots ran (exit)
+std::atomic<bool> g_released{false};  // ReleaseProcessSlots ran (exit): nothing more is recorded
 std::atomic<int> g_exec_windows{
     0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
@@ -313,6 +313,7 @@ void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
     s.unflushed_min.store(kNever, std::memory_order_relaxed);
     s.in_call_since.store(kNever, std::memory_order_relaxed);
     s.proc.store(0, std::memory_order_relaxed);
+    s.pid.store(0, std::memory_order_relaxed);
     s.tid.store(0, std::memory_order_release);
     ++freed;
   }
@@ -337,6 +338,7 @@ void SweepGoneEntries() {
 
 // A slot whose watermark has not moved for this long is checked: is its process still there?
 constexpr int64_t kStuckNs = 100'000'000;
+constexpr int64_t kOrphanNs = 1'000'000'000;  // a slot whose process released its entry
 
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
@@ -359,11 +361,26 @@ int64_t Watermark() {
       // is gone. Its unwritten events are lost with it; no later event can come from it.
       uint32_t proc = s.proc.load(std::memory_order_acquire);
       uint32_t pid = s.pid.load(std::memory_order_relaxed);
-      if (proc != 0 && proc != g_entry && proc <= kSharedProcs &&
-          g_shared->proc_pid[proc - 1].load(std::memory_order_acquire) == pid &&
-          EntryGone(proc - 1)) {
-        FreeGoneEntry(proc - 1, pid);
-        continue;
+      if (proc != 0 && proc != g_entry && proc <= kSharedProcs) {
+        uint32_t owner = g_shared->proc_pid[proc - 1].load(std::memory_order_acquire);
+        if (owner == pid && EntryGone(proc - 1)) {
+          FreeGoneEntry(proc - 1, pid);
+          continue;
+        }
+        // Its entry no longer names it: its process released it at exit (and a thread of it
+        // took this slot as the release went by). Stuck for a second past that, it is gone.
+        if (owner != pid && m < now - kOrphanNs) {
+          uint32_t tid = s.tid.load(std::memory_order_acquire);
+          if (tid != 0 && s.pid.load(std::memory_order_relaxed) == pid &&
+              s.proc.load(std::memory_order_relaxed) == proc) {
+            s.unflushed_min.store(kNever, std::memory_order_relaxed);
+            s.in_call_since.store(kNever, std::memory_order_relaxed);
+            s.proc.store(0, std::memory_order_relaxed);
+            s.pid.store(0, std::memory_order_relaxed);
+            s.tid.compare_exchange_strong(tid, 0, std::memory_order_release);
+            continue;
+          }
+        }
       }
     }
     if (m < w) w = m;
@@ -469,10 +486,11 @@ void FreeThread(int index, ThreadState* ts) {
   // and another thread may hold it since.
   ThreadSlot& s = *ts->slot;
   if (s.tid.load(std::memory_order_acquire) == ts->tid &&
-      s.pid.load(std::memory_order_relaxed) == ts->pid) {
+      s.pid.load(std::memory_order_relaxed) == ts->pid && OwnSlot(s)) {
     s.unflushed_min.store(kNever, std::memory_order_release);
     s.in_call_since.store(kNever, std::memory_order_release);
     s.proc.store(0, std::memory_order_relaxed);
+    s.pid.store(0, std::memory_order_relaxed);
     uint32_t mine = ts->tid;
     s.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
   }
@@ -975,6 +993,8 @@ void RecordExecFromEnv() {
         (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0) {
       old.unflushed_min.store(kNever, std::memory_order_relaxed);
       old.in_call_since.store(kNever, std::memory_order_relaxed);
+      old.proc.store(0, std::memory_order_relaxed);
+      old.pid.store(0, std::memory_order_relaxed);
       old.tid.store(0, std::memory_order_release);
     }
   }
@@ -1031,16 +1051,19 @@ void TakeProcessEntry() {
   RawSyscall6(SYS_close, fd);
   if (high < 0) return;
   auto claim = [&](uint32_t e) {
-    uint32_t expect = 0;
-    if (!g_shared->proc_pid[e].compare_exchange_strong(expect, g_pid)) return false;
+    // The lock first: an entry whose pid is set must never be without its lock (a finder would
+    // free it while its process lives).
     struct flock fl = {};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     fl.l_start = e;
     fl.l_len = 1;
-    if (RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl)) != 0) {
-      uint32_t mine = g_pid;  // still locked: not free yet
-      g_shared->proc_pid[e].compare_exchange_strong(mine, 0);
+    if (RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl)) != 0)
+      return false;  // still locked: not free yet
+    uint32_t expect = 0;
+    if (!g_shared->proc_pid[e].compare_exchange_strong(expect, g_pid)) {
+      fl.l_type = F_UNLCK;
+      RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl));
       return false;
     }
     g_lock_fd = static_cast<int>(high);
@@ -1137,7 +1160,7 @@ int64_t NowNs() {
 }
 
 bool BeginCall(Call* c) {
-  if (!g_on || t_depth != 0 || t_done) return false;
+  if (!g_on || t_depth != 0 || t_done || g_released.load(std::memory_order_relaxed)) return false;
   // The wrappers' registrations run after this library's constructor: resolve at the first
   // recorded call, before the program can have forked.
   static bool reals_resolved = false;
@@ -1228,17 +1251,20 @@ void FlushAll() {
 }
 
 void ReleaseProcessSlots() {
-  if (!g_on || g_released) return;
+  if (!g_on || g_released.load()) return;
   // A child that shares this memory without having become a process of its own here (a clone
   // the library let through, a vfork without fork handlers) must not release its parent's.
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
-  g_released = true;  // once: OwnSlot needs the entry, which goes below
+  // Once, and first: a thread whose first call comes after this would take a slot that nobody
+  // frees (BeginCall records nothing from now on); OwnSlot needs the entry, which goes below.
+  if (g_released.exchange(true)) return;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (OwnSlot(s) && s.tid.load(std::memory_order_acquire)) {
       s.unflushed_min.store(kNever, std::memory_order_relaxed);
       s.in_call_since.store(kNever, std::memory_order_relaxed);
       s.proc.store(0, std::memory_order_relaxed);
+      s.pid.store(0, std::memory_order_relaxed);
       s.tid.store(0, std::memory_order_release);
     }
   }
@@ -1391,7 +1417,7 @@ void AfterForkChild() { AfterForkChildOf(false); }
 
 void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
-  g_released = false;
+  g_released.store(false);
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new pid, new streams, no writer yet.

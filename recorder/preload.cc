@@ -663,12 +663,26 @@ ThreadState* NewThreadState() {
       uint32_t expect = 0;
       if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
         ts->slot = &g_shared->slot[i];
-        ts->slot->pid.store(ts->pid, std::memory_order_relaxed);
-        ts->slot->proc.store(g_entry, std::memory_order_relaxed);
+        ts->slot->pid.store(ts->pid, std::memory_order_seq_cst);
+        ts->slot->proc.store(g_entry, std::memory_order_seq_cst);
         ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
         ts->slot->in_call_since.store(kNever, std::memory_order_release);
       }
     }
+  }
+  // The process began to release its slots (exit) since this thread's call began: give this
+  // one back. Either this load sees the release, or the release's scan (after its exchange)
+  // sees this slot's pid and entry; a slot taken in between would otherwise stay, unflushed
+  // and with no entry, holding watermarks back for the rest of the run.
+  if (ts->slot != nullptr && g_released.load(std::memory_order_seq_cst)) {
+    ThreadSlot& sl = *ts->slot;
+    sl.proc.store(0, std::memory_order_relaxed);
+    sl.pid.store(0, std::memory_order_relaxed);
+    uint32_t mine = ts->tid;
+    sl.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
+    ts->~ThreadState();
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
+    return nullptr;
   }
   if (ts->slot == nullptr) {
     static std::atomic<bool> noted{false};
@@ -1178,8 +1192,9 @@ bool BeginCall(Call* c) {
     ts = t_state = NewThreadState();
     t_depth = 0;
     if (ts == nullptr) {
-      t_done = true;  // no memory for this thread: it goes unrecorded
-      g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+      t_done = true;  // no memory or slot for this thread (or its process is ending)
+      if (!g_released.load(std::memory_order_relaxed))
+        g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
   }

@@ -238,6 +238,7 @@ DECLARE_REAL(int, memfd_create, const char*, unsigned);
 DECLARE_REAL(int, epoll_create1, int);
 DECLARE_REAL(pid_t, fork);
 DECLARE_REAL(int, execve, const char*, char* const*, char* const*);
+DECLARE_REAL(int, execveat, int, const char*, char* const*, char* const*, int);
 DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
 DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -740,7 +741,9 @@ IORR_EXPORT pid_t vfork() { return fork(); }
 namespace {
 
 // execve with the recording carried into the new image. The envp copy lives on this stack.
-int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
+// at: execveat(dirfd, path, argv, envp, at_flags) (fexecve: fd, "", AT_EMPTY_PATH).
+int ExecveRecorded(const char* path, char* const* argv, char* const* envp, bool at = false,
+                   int dirfd = AT_FDCWD, int at_flags = 0) {
   int n = 0;
   for (char* const* p = envp; p && *p; ++p) ++n;
   int cap = n + 16;
@@ -754,12 +757,18 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp) {
   iorr::recorder::FlushAll();  // the new image starts with empty buffers
   iorr::recorder::NoteExecAttempt(path);
   if (ok) iorr::recorder::ExecKeepsLock(true);  // IORR_LOCK names it to the new image
-  int r = REAL(execve)(path, argv, ok ? env2 : envp);
+  int r = at ? REAL(execveat)(dirfd, path, argv, ok ? env2 : envp, at_flags)
+             : REAL(execve)(path, argv, ok ? env2 : envp);
   if (ok) iorr::recorder::ExecKeepsLock(false);
   iorr::recorder::NoteExecFailed();
   if (on) {
-    long k[6] = {L(path), L(argv), L(envp)};
-    EndCall(&c, CallId::execve, k, KernelRet(r, errno));
+    if (at) {
+      long k[6] = {dirfd, L(path), L(argv), L(envp), at_flags};
+      EndCall(&c, CallId::execveat, k, KernelRet(r, errno));
+    } else {
+      long k[6] = {L(path), L(argv), L(envp)};
+      EndCall(&c, CallId::execve, k, KernelRet(r, errno));
+    }
   }
   return r;
 }
@@ -827,6 +836,15 @@ int ExecvpeRecorded(const char* file, char* const* argv, char* const* envp) {
 
 IORR_EXPORT int execve(const char* path, char* const* argv, char* const* envp) {
   return ExecveRecorded(path, argv, envp);
+}
+// fexecve and execveat: the same exec path (flush first, the library and the lock passed on);
+// glibc's fexecve reaches execveat inside libc, where only dispatch would see it.
+IORR_EXPORT int execveat(int dirfd, const char* path, char* const* argv, char* const* envp,
+                         int flags) {
+  return ExecveRecorded(path, argv, envp, true, dirfd, flags);
+}
+IORR_EXPORT int fexecve(int fd, char* const* argv, char* const* envp) {
+  return ExecveRecorded("", argv, envp, true, fd, AT_EMPTY_PATH);
 }
 IORR_EXPORT int execv(const char* path, char* const* argv) {
   return ExecveRecorded(path, argv, environ);

@@ -509,15 +509,17 @@ int main(int argc, char** argv) {
 }
 C
 if cc -O1 fexec.c -o fexec 2> /dev/null; then
-  timeout 30 "$iorr" record -q -o fexec.iorr -- ./fexec
-  st=$?
-  "$iorr" dump fexec.iorr > fexec.dump 2> /dev/null
-  if [[ $st -eq 0 ]] && grep -q '"fexec-before", O_WRONLY' fexec.dump &&
-    grep -q '"fexec-after", O_WRONLY' fexec.dump; then
-    ok "fexecve: the first image's calls and the new image's both recorded"
-  else
-    fail "fexecve: status $st, before: $(grep -c fexec-before fexec.dump), after: $(grep -c fexec-after fexec.dump)"
-  fi
+  for dispatch in 1 0; do
+    IORR_DISPATCH=$dispatch timeout 30 "$iorr" record -q -o fexec.iorr -- ./fexec
+    st=$?
+    "$iorr" dump fexec.iorr > fexec.dump 2> /dev/null
+    if [[ $st -eq 0 ]] && grep -q '"fexec-before", O_WRONLY' fexec.dump &&
+      grep -q '"fexec-after", O_WRONLY' fexec.dump; then
+      ok "fexecve (dispatch=$dispatch): the first image's calls and the new image's recorded"
+    else
+      fail "fexecve (dispatch=$dispatch): status $st, before: $(grep -c fexec-before fexec.dump), after: $(grep -c fexec-after fexec.dump)"
+    fi
+  done
   timeout 30 "$iorr" record -q -o cfexec.iorr -- ./fexec clone
   st=$?
   lag=$("$iorr" stats --json cfexec.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)

@@ -1110,6 +1110,14 @@ IORR_EXPORT long syscall(long nr, ...) {
     return -1;
   }
   if (nr == SYS_fcntl && iorr::recorder::IsOwnFd(a[0]) && a[1] == F_SETFD) return 0;
+  // A fork-like raw clone (own memory, no new stack) without dispatch, which would see it: the
+  // child becomes a process of its own here, as after fork (a child sharing the fd table must
+  // not take its parent's lock fd for its own).
+  if (nr == SYS_clone && !iorr::recorder::DispatchEnabled() && !(a[0] & CLONE_VM) && a[1] == 0) {
+    long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (r == 0) iorr::recorder::AfterForkChildOf((a[0] & CLONE_FILES) != 0);
+    return r;
+  }
   const iorr::trace::CallSpec* spec = nullptr;
   for (const auto& c : iorr::trace::kCalls)
     if (c.nr == nr) spec = &c;

@@ -404,16 +404,18 @@ int main(int argc, char** argv) {
 }
 C
 if cc -O1 -pthread live.c -o live 2> /dev/null; then
-  timeout -k 5 30 "$iorr" record -q -o clonef.iorr -- ./live
-  st=$?
-  "$iorr" dump clonef.iorr > clonef.dump 2> clonef.err
-  if [[ $st -ne 0 ]]; then
-    fail "CLONE_FILES child: status $st"
-  elif grep -q 'process-gone' clonef.dump || [[ -s clonef.err ]]; then
-    fail "CLONE_FILES child: the live parent was taken for gone: $(grep -m1 process-gone clonef.dump) $(head -n 1 clonef.err)"
-  else
-    ok "CLONE_FILES child: the parent's lock kept, no event out of order"
-  fi
+  for dispatch in 1 0; do
+    IORR_DISPATCH=$dispatch timeout -k 5 30 "$iorr" record -q -o clonef.iorr -- ./live
+    st=$?
+    "$iorr" dump clonef.iorr > clonef.dump 2> clonef.err
+    if [[ $st -ne 0 ]]; then
+      fail "CLONE_FILES child (dispatch=$dispatch): status $st"
+    elif grep -q 'process-gone' clonef.dump || [[ -s clonef.err ]]; then
+      fail "CLONE_FILES child (dispatch=$dispatch): $(grep -m1 process-gone clonef.dump) $(head -n 1 clonef.err)"
+    else
+      ok "CLONE_FILES child (dispatch=$dispatch): the parent's lock kept, no event out of order"
+    fi
+  done
   timeout -k 5 30 "$iorr" record -q -o cancel.iorr -- ./live cancel
   st=$?
   lag=$("$iorr" stats --json cancel.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)

@@ -186,7 +186,7 @@ long ForkLike(long nr, const long* a, bool* escaped) {
     flags = static_cast<long>(args[0]);
     stack = static_cast<long>(args[5]);
   }
-  if ((flags & kCloneVm) || stack != 0) {
+  if ((flags & (kCloneVm | CLONE_SETTLS)) || stack != 0) {
     *escaped = true;
     // A spawn from inside libc (glibc's posix_spawn child, as popen and system use): the child
     // runs unarmed and execs with the program's environment. Without the library in it, nothing

@@ -676,10 +676,12 @@ ThreadState* NewThreadState() {
   // and with no entry, holding watermarks back for the rest of the run.
   if (ts->slot != nullptr && g_released.load(std::memory_order_seq_cst)) {
     ThreadSlot& sl = *ts->slot;
-    sl.proc.store(0, std::memory_order_relaxed);
-    sl.pid.store(0, std::memory_order_relaxed);
-    uint32_t mine = ts->tid;
-    sl.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
+    uint32_t pid = ts->pid;  // the release's scan may have freed it first (and it be taken)
+    if (sl.pid.compare_exchange_strong(pid, 0)) {
+      sl.proc.store(0, std::memory_order_relaxed);
+      uint32_t mine = ts->tid;
+      sl.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
+    }
     ts->~ThreadState();
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
     return nullptr;
@@ -1192,9 +1194,12 @@ bool BeginCall(Call* c) {
     ts = t_state = NewThreadState();
     t_depth = 0;
     if (ts == nullptr) {
-      t_done = true;  // no memory or slot for this thread (or its process is ending)
-      if (!g_released.load(std::memory_order_relaxed))
+      // No memory or slot: this thread goes unrecorded. (Its process ending is no reason to
+      // mark it: the check above keeps it out, and a fork child starts afresh.)
+      if (!g_released.load(std::memory_order_relaxed)) {
+        t_done = true;
         g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+      }
       return false;
     }
   }
@@ -1275,11 +1280,13 @@ void ReleaseProcessSlots() {
   if (g_released.exchange(true)) return;
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
-    if (OwnSlot(s) && s.tid.load(std::memory_order_acquire)) {
+    // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back.
+    uint32_t mine = g_pid;
+    if (OwnSlot(s) && s.tid.load(std::memory_order_acquire) &&
+        s.pid.compare_exchange_strong(mine, 0)) {
       s.unflushed_min.store(kNever, std::memory_order_relaxed);
       s.in_call_since.store(kNever, std::memory_order_relaxed);
       s.proc.store(0, std::memory_order_relaxed);
-      s.pid.store(0, std::memory_order_relaxed);
       s.tid.store(0, std::memory_order_release);
     }
   }
@@ -1433,6 +1440,7 @@ void AfterForkChild() { AfterForkChildOf(false); }
 void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
   g_released.store(false);
+  t_done = false;           // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new pid, new streams, no writer yet.

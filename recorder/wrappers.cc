@@ -844,6 +844,16 @@ IORR_EXPORT int execveat(int dirfd, const char* path, char* const* argv, char* c
   return ExecveRecorded(path, argv, envp, true, dirfd, flags);
 }
 IORR_EXPORT int fexecve(int fd, char* const* argv, char* const* envp) {
+  // As glibc's, before any system call. The pointers pass through an empty asm so that the
+  // compiler, told they are never null, keeps the checks.
+  auto null = [](const void* p) {
+    asm volatile("" : "+r"(p));
+    return p == nullptr;
+  };
+  if (fd < 0 || null(argv) || null(envp)) {
+    errno = EINVAL;
+    return -1;
+  }
   return ExecveRecorded("", argv, envp, true, fd, AT_EMPTY_PATH);
 }
 IORR_EXPORT int execv(const char* path, char* const* argv) {
@@ -1113,7 +1123,8 @@ IORR_EXPORT long syscall(long nr, ...) {
   // A fork-like raw clone (own memory, no new stack) without dispatch, which would see it: the
   // child becomes a process of its own here, as after fork (a child sharing the fd table must
   // not take its parent's lock fd for its own).
-  if (nr == SYS_clone && !iorr::recorder::DispatchEnabled() && !(a[0] & CLONE_VM) && a[1] == 0) {
+  if (nr == SYS_clone && !iorr::recorder::DispatchEnabled() &&
+      !(a[0] & (CLONE_VM | CLONE_SETTLS)) && a[1] == 0) {
     long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (r == 0) iorr::recorder::AfterForkChildOf((a[0] & CLONE_FILES) != 0);
     return r;

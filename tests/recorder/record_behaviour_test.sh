@@ -480,6 +480,7 @@ fi
 cat > fexec.c << 'C'
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -505,6 +506,10 @@ int main(int argc, char** argv) {
   }
   close(open("fexec-before", O_CREAT | O_WRONLY | O_TRUNC, 0644));
   int fd = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+  char* none[] = {NULL};
+  /* glibc refuses these before any system call; the recorder's fexecve must too */
+  if (fexecve(-1, none, environ) != -1 || errno != EINVAL) return 5;
+  if (fexecve(fd, none, NULL) != -1 || errno != EINVAL) return 6;
   char* av[] = {"sh", "-c", "echo x > fexec-after", NULL};
   fexecve(fd, av, environ);
   return 1;

@@ -287,16 +287,37 @@ bool AloneWithLeaderGone() {
   return ReadSelfStat(&state, &n) && state == 'Z' && n == 2;
 }
 
-// True when process entry `e` (0-based) has no liveness lock: its process is gone. Asked
-// through the shared fd's description, which holds no lock itself.
-bool EntryGone(uint32_t e) {
+// Marks a slot free: its watermark fields, then its pid and entry, then its tid (last: a slot
+// seen taken has its owner's pid and entry, or none). tid: the one expected there, 0 for any.
+void FreeSlot(ThreadSlot& s, uint32_t tid = 0) {
+  s.unflushed_min.store(kNever, std::memory_order_relaxed);
+  s.in_call_since.store(kNever, std::memory_order_relaxed);
+  s.proc.store(0, std::memory_order_relaxed);
+  s.pid.store(0, std::memory_order_relaxed);
+  if (tid == 0)
+    s.tid.store(0, std::memory_order_release);
+  else
+    s.tid.compare_exchange_strong(tid, 0, std::memory_order_release);
+}
+
+// One F_OFD_* lock call (cmd, type) on byte e of the shared memfd through fd: process entry
+// e's liveness lock. *type_out: the type F_OFD_GETLK found.
+long EntryLock(long fd, int cmd, short type, uint32_t e, short* type_out = nullptr) {
   struct flock fl = {};
-  fl.l_type = F_WRLCK;
+  fl.l_type = type;
   fl.l_whence = SEEK_SET;
   fl.l_start = e;
   fl.l_len = 1;
-  long r = RawSyscall6(SYS_fcntl, g_shm_fd, F_OFD_GETLK, reinterpret_cast<long>(&fl));
-  return r == 0 && fl.l_type == F_UNLCK;
+  long r = RawSyscall6(SYS_fcntl, fd, cmd, reinterpret_cast<long>(&fl));
+  if (type_out != nullptr) *type_out = fl.l_type;
+  return r;
+}
+
+// True when process entry `e` (0-based) has no liveness lock: its process is gone. Asked
+// through the shared fd's description, which holds no lock itself.
+bool EntryGone(uint32_t e) {
+  short type = 0;
+  return EntryLock(g_shm_fd, F_OFD_GETLK, F_WRLCK, e, &type) == 0 && type == F_UNLCK;
 }
 
 // Frees the thread slots of a process found gone (entry e, pid as seen), then the entry. Slots
@@ -310,11 +331,7 @@ void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
     if (s.proc.load(std::memory_order_acquire) != e + 1 ||
         s.pid.load(std::memory_order_relaxed) != pid || s.tid.load(std::memory_order_acquire) == 0)
       continue;
-    s.unflushed_min.store(kNever, std::memory_order_relaxed);
-    s.in_call_since.store(kNever, std::memory_order_relaxed);
-    s.proc.store(0, std::memory_order_relaxed);
-    s.pid.store(0, std::memory_order_relaxed);
-    s.tid.store(0, std::memory_order_release);
+    FreeSlot(s);
     ++freed;
   }
   uint32_t expect = pid;
@@ -373,11 +390,7 @@ int64_t Watermark() {
           uint32_t tid = s.tid.load(std::memory_order_acquire);
           if (tid != 0 && s.pid.load(std::memory_order_relaxed) == pid &&
               s.proc.load(std::memory_order_relaxed) == proc) {
-            s.unflushed_min.store(kNever, std::memory_order_relaxed);
-            s.in_call_since.store(kNever, std::memory_order_relaxed);
-            s.proc.store(0, std::memory_order_relaxed);
-            s.pid.store(0, std::memory_order_relaxed);
-            s.tid.compare_exchange_strong(tid, 0, std::memory_order_release);
+            FreeSlot(s, tid);
             continue;
           }
         }
@@ -486,14 +499,8 @@ void FreeThread(int index, ThreadState* ts) {
   // and another thread may hold it since.
   ThreadSlot& s = *ts->slot;
   if (s.tid.load(std::memory_order_acquire) == ts->tid &&
-      s.pid.load(std::memory_order_relaxed) == ts->pid && OwnSlot(s)) {
-    s.unflushed_min.store(kNever, std::memory_order_release);
-    s.in_call_since.store(kNever, std::memory_order_release);
-    s.proc.store(0, std::memory_order_relaxed);
-    s.pid.store(0, std::memory_order_relaxed);
-    uint32_t mine = ts->tid;
-    s.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
-  }
+      s.pid.load(std::memory_order_relaxed) == ts->pid && OwnSlot(s))
+    FreeSlot(s, ts->tid);
   size_t bytes = ts->memory_bytes;
   ts->~ThreadState();
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
@@ -677,11 +684,7 @@ ThreadState* NewThreadState() {
   if (ts->slot != nullptr && g_released.load(std::memory_order_seq_cst)) {
     ThreadSlot& sl = *ts->slot;
     uint32_t pid = ts->pid;  // the release's scan may have freed it first (and it be taken)
-    if (sl.pid.compare_exchange_strong(pid, 0)) {
-      sl.proc.store(0, std::memory_order_relaxed);
-      uint32_t mine = ts->tid;
-      sl.tid.compare_exchange_strong(mine, 0, std::memory_order_release);
-    }
+    if (sl.pid.compare_exchange_strong(pid, 0)) FreeSlot(sl, ts->tid);
     ts->~ThreadState();
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
     return nullptr;
@@ -1006,13 +1009,8 @@ void RecordExecFromEnv() {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
     if (&old != t_state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0) {
-      old.unflushed_min.store(kNever, std::memory_order_relaxed);
-      old.in_call_since.store(kNever, std::memory_order_relaxed);
-      old.proc.store(0, std::memory_order_relaxed);
-      old.pid.store(0, std::memory_order_relaxed);
-      old.tid.store(0, std::memory_order_release);
-    }
+        (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0)
+      FreeSlot(old);
   }
   EndCall(&c, CallId::execve, k, 0);
 }
@@ -1069,17 +1067,10 @@ void TakeProcessEntry() {
   auto claim = [&](uint32_t e) {
     // The lock first: an entry whose pid is set must never be without its lock (a finder would
     // free it while its process lives).
-    struct flock fl = {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = e;
-    fl.l_len = 1;
-    if (RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl)) != 0)
-      return false;  // still locked: not free yet
+    if (EntryLock(high, F_OFD_SETLK, F_WRLCK, e) != 0) return false;  // still locked: not free
     uint32_t expect = 0;
     if (!g_shared->proc_pid[e].compare_exchange_strong(expect, g_pid)) {
-      fl.l_type = F_UNLCK;
-      RawSyscall6(SYS_fcntl, high, F_OFD_SETLK, reinterpret_cast<long>(&fl));
+      EntryLock(high, F_OFD_SETLK, F_UNLCK, e);
       return false;
     }
     g_lock_fd = static_cast<int>(high);
@@ -1283,22 +1274,13 @@ void ReleaseProcessSlots() {
     // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back.
     uint32_t mine = g_pid;
     if (OwnSlot(s) && s.tid.load(std::memory_order_acquire) &&
-        s.pid.compare_exchange_strong(mine, 0)) {
-      s.unflushed_min.store(kNever, std::memory_order_relaxed);
-      s.in_call_since.store(kNever, std::memory_order_relaxed);
-      s.proc.store(0, std::memory_order_relaxed);
-      s.tid.store(0, std::memory_order_release);
-    }
+        s.pid.compare_exchange_strong(mine, 0))
+      FreeSlot(s);
   }
   if (g_entry != 0) {  // then the entry (freed before the lock goes, so no finder takes it)
     uint32_t mine = g_pid;
     g_shared->proc_pid[g_entry - 1].compare_exchange_strong(mine, 0);
-    struct flock fl = {};
-    fl.l_type = F_UNLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = g_entry - 1;
-    fl.l_len = 1;
-    RawSyscall6(SYS_fcntl, g_lock_fd, F_OFD_SETLK, reinterpret_cast<long>(&fl));
+    EntryLock(g_lock_fd, F_OFD_SETLK, F_UNLCK, g_entry - 1);
     g_entry = 0;
   }
 }

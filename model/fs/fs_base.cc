@@ -21,24 +21,7 @@ using trace::Event;
 
 namespace {
 
-// Appends the components of p to the absolute, normalized path *out ("/" or "/a/b"): "." and
-// empty ones dropped, ".." drops the last one (none above the top). So "/" + the lexical
-// trace::NormalizePath of base + "/" + p is, component by component, out after base and p.
-void AppendNormalized(std::string* out, std::string_view p) {
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string_view c = p.substr(i, j - i);
-    if (c == "..") {
-      if (out->size() > 1) out->resize(std::max<size_t>(1, out->rfind('/')));
-    } else if (!c.empty() && c != ".") {
-      if (out->size() > 1) out->push_back('/');
-      out->append(c);
-    }
-    i = j + 1;
-  }
-}
+using trace::AppendNormalized;
 
 // Bytes of x equal to the byte repeated in pat: 0x80 in those bytes, 0 in the others.
 constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;

@@ -97,11 +97,10 @@ if [[ $ok_threads == 1 ]]; then
     fail "threads apart: two threads $two s, thread 1 alone $alone s"
   fi
 fi
-# Attribute changes through an fd (fchmod, fchown, futimens) dirty the open file's inode: a
-# file made clean by fsync, then fchmod'ed and fsynced again, costs a second journal commit.
-attr_trace() {  # CALL: create-write-fsync, then CALL on the fd, then fsync
-  python3 - "$1" << 'PY'
-import json, sys
+# A JSON-lines trace (cwd /w) from a Python body on stdin that calls call(name, ret, args): calls
+# of pid 1, tid 1, each 1 us long, 2 us apart from 1 us on. The function's arguments reach the
+# body as sys.argv[1:].
+trace_prelude='import json, sys
 print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
                                   "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
 t = 1000
@@ -110,6 +109,13 @@ def call(name, ret, args):
     print(json.dumps({"pid": 1, "tid": 1, "call": name, "start_ns": t, "end_ns": t + 1000,
                       "ret": ret, "errno": None, "args": args}))
     t += 2000
+'
+trace_py() { python3 -c "$trace_prelude$(cat)" "$@"; }
+
+# Attribute changes through an fd (fchmod, fchown, futimens) dirty the open file's inode: a
+# file made clean by fsync, then fchmod'ed and fsynced again, costs a second journal commit.
+attr_trace() {  # CALL: create-write-fsync, then CALL on the fd, then fsync
+  trace_py "$1" << 'PY'
 call("openat", 3, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": "O_WRONLY|O_CREAT", "mode": 420})
 call("pwrite64", 4096, {"fd": 3, "count": 4096, "offset": 0})
 call("fsync", 0, {"fd": 3})
@@ -140,14 +146,9 @@ done
 
 # --only filters a relative chdir by the directory it names from where it is called: from /w,
 # chdir("x") names /w/x, which is not under /w/x/x (it would be, resolved from /w/x).
-python3 - > chdir-only.jsonl << 'PY'
-import json
-print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
-                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
-print(json.dumps({"pid": 1, "tid": 1, "call": "chdir", "start_ns": 1000, "end_ns": 2000,
-                  "ret": 0, "errno": None, "args": {"path": "x"}}))
-print(json.dumps({"pid": 1, "tid": 1, "call": "mkdir", "start_ns": 3000, "end_ns": 4000,
-                  "ret": 0, "errno": None, "args": {"path": "x", "mode": 493}}))
+trace_py > chdir-only.jsonl << 'PY'
+call("chdir", 0, {"path": "x"})
+call("mkdir", 0, {"path": "x", "mode": 493})
 PY
 "$iorr" import jsonl chdir-only.jsonl -o chdir-only.iorr 2> chdir.err || fail "import: $(cat chdir.err)"
 n=$("$iorr" model chdir-only.iorr --fs ext4 --disk ssd-sata --cache on --barrier on --only /w/x/x --json | grep -o '"events":[0-9]*' | head -n 1 | cut -d: -f2)
@@ -163,17 +164,8 @@ fi
 # fsync than 10. The cache drop before the run has xfsaild write the first checkpoint home
 # (metadata within a run shorter than the 30 s push).
 xfs_files() {  # N: a trace of N create-write-fsync-close in /w
-  python3 - "$1" << 'PY'
-import json, sys
+  trace_py "$1" << 'PY'
 n = int(sys.argv[1])
-print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
-                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
-t = 1000
-def call(name, ret, args):
-    global t
-    print(json.dumps({"pid": 1, "tid": 1, "call": name, "start_ns": t, "end_ns": t + 1000,
-                      "ret": ret, "errno": None, "args": args}))
-    t += 2000
 for i in range(n):
     call("openat", 3, {"dirfd": "AT_FDCWD", "path": "/w/d/f%03d" % i,
                        "flags": "O_WRONLY|O_CREAT|O_TRUNC", "mode": 420})

@@ -21,6 +21,10 @@ fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 events() { "$iorr" stats --json "$1" | grep -o '"events":[0-9]*' | cut -d: -f2; }
 # grep -q on a dump would close the pipe early (and pipefail would report it): dump to a file.
 dump_has() { "$iorr" dump "$1" > "$1.txt" 2>&1 && grep -q -- "$2" "$1.txt"; }
+# The largest lag of a chunk's watermark behind its own events, and whether (an empty lag is 9)
+# a lag is below a bound.
+lag_of() { "$iorr" stats --json "$1" | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2; }
+below() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "${1:-9}" "$2"; }
 
 # 1. env -i: the child sees exactly the environment it asked for, and is still recorded.
 env -i sh -c 'env; ls / > /dev/null' | sort > plain.env
@@ -336,13 +340,13 @@ while [ $(date +%s%N) -lt $end ]; do echo y > b; done
 SH
 timeout 60 "$iorr" record -q -o killed.iorr -- sh killed.sh
 st=$?
-lag=$("$iorr" stats --json killed.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+lag=$(lag_of killed.iorr)
 "$iorr" dump killed.iorr > killed.dump 2> killed.err
 if [[ $st -ne 0 ]]; then
   fail "killed child: status $st"
 elif ! grep -q 'process-gone' killed.dump; then
   fail "killed child: no process-gone note (watermark lag ${lag}s)"
-elif ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 0.6 else 1)" "${lag:-9}"; then
+elif ! below "$lag" 0.6; then
   fail "killed child: watermarks held back ${lag}s"
 elif [[ -s killed.err ]]; then
   fail "killed child: $(head -n 1 killed.err)"
@@ -418,10 +422,10 @@ if cc -O1 -pthread live.c -o live 2> /dev/null; then
   done
   timeout -k 5 30 "$iorr" record -q -o cancel.iorr -- ./live cancel
   st=$?
-  lag=$("$iorr" stats --json cancel.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+  lag=$(lag_of cancel.iorr)
   if [[ $st -ne 0 ]]; then
     fail "main cancelled in read(): status $st"
-  elif ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 0.6 else 1)" "${lag:-9}"; then
+  elif ! below "$lag" 0.6; then
     fail "main cancelled in read(): watermarks held back ${lag}s"
   else
     ok "main cancelled in read(): largest watermark lag ${lag}s"
@@ -529,8 +533,8 @@ if cc -O1 fexec.c -o fexec 2> /dev/null; then
   done
   timeout 30 "$iorr" record -q -o cfexec.iorr -- ./fexec clone
   st=$?
-  lag=$("$iorr" stats --json cfexec.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
-  if [[ $st -eq 0 ]] && python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 0.3 else 1)" "${lag:-9}"; then
+  lag=$(lag_of cfexec.iorr)
+  if [[ $st -eq 0 ]] && below "$lag" 0.3; then
     ok "CLONE_FILES child that execs: largest watermark lag ${lag}s"
   else
     fail "CLONE_FILES child that execs: status $st, watermarks held back ${lag}s"
@@ -581,11 +585,11 @@ C
 if cc -O1 -pthread storm.c -o storm 2> /dev/null; then
   timeout 60 "$iorr" record -q -o storm.iorr -- ./storm
   st=$?
-  lag=$("$iorr" stats --json storm.iorr | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2)
+  lag=$(lag_of storm.iorr)
   "$iorr" dump storm.iorr > storm.dump 2> storm.err
   if [[ $st -ne 0 ]]; then
     fail "children _exit amid thread creation: status $st"
-  elif ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.5 else 1)" "${lag:-9}"; then
+  elif ! below "$lag" 1.5; then
     fail "children _exit amid thread creation: watermarks held back ${lag}s"
   elif [[ -s storm.err ]]; then
     fail "children _exit amid thread creation: $(head -n 1 storm.err)"

@@ -4,6 +4,7 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: a compressor that never allocates
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -70,9 +71,20 @@ ChunkEncoder::~ChunkEncoder() {
   if (owns_memory_) std::free(memory_);
 }
 
+// The string table's hash slots: tables of kMinSlots, 2 kMinSlots, ... up to twice max_strings,
+// each in its own place (2 x the largest in all). A chunk starts in the smallest and moves to the
+// next when half full, so a short chunk (a short process) clears and touches a few pages, not a
+// megabyte; only the table in use is kept cleared.
+namespace {
+size_t MaxSlots(const ChunkLimits& limits) {
+  return std::max(ChunkEncoder::kMinSlots,
+                  RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2));
+}
+}  // namespace
+
 size_t ChunkEncoder::MemoryBytes(const ChunkLimits& limits) {
-  size_t nslots = RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2);
-  return static_cast<size_t>(limits.section_bytes) * (kNumSections + 1) + nslots * sizeof(Slot);
+  return static_cast<size_t>(limits.section_bytes) * (kNumSections + 1) +
+         (2 * MaxSlots(limits) - kMinSlots) * sizeof(Slot);
 }
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
@@ -89,12 +101,11 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory) {
   // Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit.
   if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
-      limits.section_bytes > kMaxChunkStringBytes ||
-      limits.max_strings == 0)
+      limits.section_bytes > kMaxChunkStringBytes || limits.max_strings == 0)
     return false;
   limits_ = limits;
   unit_ = time_unit_ns;
-  size_t nslots = RoundUpPow2(static_cast<size_t>(limits.max_strings) * 2);
+  size_t nslots = MaxSlots(limits);
   memory_bytes_ = MemoryBytes(limits);
   memory_ = static_cast<uint8_t*>(memory);
   uint8_t* p = memory_;
@@ -106,9 +117,9 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* 
   arena_ = reinterpret_cast<char*>(p);
   arena_cap_ = limits.section_bytes;
   p += limits.section_bytes;
-  slots_ = reinterpret_cast<Slot*>(p);
-  slot_mask_ = static_cast<uint32_t>(nslots - 1);
-  std::memset(slots_, 0, nslots * sizeof(Slot));
+  slot_region_ = reinterpret_cast<Slot*>(p);
+  max_slots_ = static_cast<uint32_t>(nslots);
+  UseTable(kMinSlots);
   strings_ = 0;
   Reset();
   return true;
@@ -116,7 +127,7 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* 
 
 void ChunkEncoder::Reset() {
   for (auto& s : sec_) s.p = s.begin;
-  if (strings_) std::memset(slots_, 0, (static_cast<size_t>(slot_mask_) + 1) * sizeof(Slot));
+  if (strings_) UseTable(kMinSlots);
   arena_used_ = 0;
   strings_ = 0;
   prev_new_offset_ = prev_new_len_ = 0;
@@ -131,7 +142,29 @@ void ChunkEncoder::Begin(uint64_t stream_id, uint32_t pid, uint32_t tid) {
   tid_ = tid;
 }
 
+// Table of n slots (a power of two, kMinSlots..max_slots_): the one at n - kMinSlots in the
+// region, cleared here.
+void ChunkEncoder::UseTable(size_t n) {
+  slots_ = slot_region_ + (n - kMinSlots);
+  slot_mask_ = static_cast<uint32_t>(n - 1);
+  std::memset(slots_, 0, n * sizeof(Slot));
+}
+
+// Moves the entries to the table twice the size (load at most one half).
+void ChunkEncoder::GrowTable() {
+  const Slot* old = slots_;
+  size_t old_n = static_cast<size_t>(slot_mask_) + 1;
+  UseTable(old_n * 2);
+  for (size_t j = 0; j < old_n; ++j) {
+    if (old[j].index == 0) continue;
+    uint32_t i = old[j].hash & slot_mask_;
+    while (slots_[i].index != 0) i = (i + 1) & slot_mask_;
+    slots_[i] = old[j];
+  }
+}
+
 int32_t ChunkEncoder::Intern(std::string_view s, uint32_t hash) {
+  if ((strings_ + 1) * 2 > slot_mask_ + 1 && slot_mask_ + 1 < max_slots_) GrowTable();
   for (uint32_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
     Slot& slot = slots_[i];
     if (slot.index == 0) {
@@ -192,12 +225,11 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
   }
   if (str_bytes > limits_.section_bytes / 4) return AddResult::kInvalid;
   const size_t v = kMaxVarintBytes, na = spec->nargs;
-  if (events_ >= limits_.max_events || sec_[kSecCalls].room() < v ||
-      sec_[kSecStarts].room() < v || sec_[kSecDurations].room() < v ||
-      sec_[kSecRets].room() < v || sec_[kSecFds].room() < v * na ||
-      sec_[kSecInts].room() < v * na || sec_[kSecStrRefs].room() < 3 * v * na ||
-      sec_[kSecStrBytes].room() < str_bytes || arena_cap_ - arena_used_ < str_bytes ||
-      strings_ + nstr > limits_.max_strings)
+  if (events_ >= limits_.max_events || sec_[kSecCalls].room() < v || sec_[kSecStarts].room() < v ||
+      sec_[kSecDurations].room() < v || sec_[kSecRets].room() < v ||
+      sec_[kSecFds].room() < v * na || sec_[kSecInts].room() < v * na ||
+      sec_[kSecStrRefs].room() < 3 * v * na || sec_[kSecStrBytes].room() < str_bytes ||
+      arena_cap_ - arena_used_ < str_bytes || strings_ + nstr > limits_.max_strings)
     return AddResult::kFull;
 
   int64_t start_u = ToUnits(e.start_ns, unit_);

@@ -17,9 +17,9 @@ typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 namespace iorr::trace {
 
 struct ChunkLimits {
-  uint32_t max_events = 65536;      // events per chunk
-  uint32_t section_bytes = 1 << 20; // capacity of each payload section
-  uint32_t max_strings = 32768;     // distinct strings per chunk
+  uint32_t max_events = 65536;       // events per chunk
+  uint32_t section_bytes = 1 << 20;  // capacity of each payload section
+  uint32_t max_strings = 32768;      // distinct strings per chunk
   int zstd_level = 1;  // 1 meets both the size and the encode-speed targets (README figures)
 };
 
@@ -45,6 +45,7 @@ class ChunkCompressor {
 class ChunkEncoder {
  public:
   enum class AddResult { kOk, kFull, kInvalid };
+  static constexpr size_t kMinSlots = 1024;  // the string table's first size (16 KiB)
 
   ChunkEncoder() = default;
   ~ChunkEncoder();
@@ -94,9 +95,11 @@ class ChunkEncoder {
     uint32_t hash;
     uint32_t offset;  // in arena_
     uint32_t len;
-    uint32_t index;   // + 1; 0 marks an empty slot
+    uint32_t index;  // + 1; 0 marks an empty slot
   };
   int32_t Intern(std::string_view s, uint32_t hash);  // table index, -1 when new
+  void UseTable(size_t n);
+  void GrowTable();
   bool PutString(const Arg& a);
   void Reset();
 
@@ -107,11 +110,13 @@ class ChunkEncoder {
   Sec sec_[kNumSections];
   uint8_t* raw_ = nullptr;  // serialized payload, before compression
   size_t raw_cap_ = 0;
-  char* arena_ = nullptr;   // full strings of the table
+  char* arena_ = nullptr;  // full strings of the table
   uint32_t arena_used_ = 0;
   uint32_t arena_cap_ = 0;
-  Slot* slots_ = nullptr;
+  Slot* slot_region_ = nullptr;  // every table size's place (MaxSlots in encoder.cc)
+  Slot* slots_ = nullptr;        // the table in use
   uint32_t slot_mask_ = 0;
+  uint32_t max_slots_ = 0;
   uint32_t strings_ = 0;
   uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
   bool owns_memory_ = false;
@@ -119,7 +124,8 @@ class ChunkEncoder {
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;
   uint32_t events_ = 0;
-  int64_t first_start_u_ = 0, last_start_u_ = 0, prev_start_u_ = 0, max_start_u_ = 0, min_start_u_ = 0;
+  int64_t first_start_u_ = 0, last_start_u_ = 0, prev_start_u_ = 0, max_start_u_ = 0,
+          min_start_u_ = 0;
   ChunkMeta meta_{};
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "traces/crc32c.h"
+#include "traces/encoder.h"
 #include "traces/reader.h"
 #include "traces/writer.h"
 
@@ -384,6 +385,56 @@ TEST(TraceFormat, LongPathsSharingPrefixesReadBack) {
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(back.size(), events.size());
   EXPECT_EQ(back[1999].s[0], events[1999].s[0]);
+}
+
+// The string table starts small and grows while a chunk takes more strings: references made
+// before and after each growth read back, the first mention and the repeat alike.
+TEST(TraceFormat, ManyStringsInOneChunkReadBack) {
+  std::vector<Owned> events;
+  for (int i = 0; i < 12000; ++i) {
+    Owned o;
+    o.e.call = CallId::stat;
+    o.e.pid = o.e.tid = 7;
+    o.e.start_ns = i * 1000;
+    o.e.end_ns = i * 1000;
+    int n = i < 6000 ? i : (i * 7919) % 6000;  // 6000 new names, then each again, shuffled
+    o.s[0] = "dir" + std::to_string(n % 13) + "/name" + std::to_string(n);
+    events.push_back(o);
+  }
+  Status st;
+  auto back = ReadMerged(WriteTrace("manystrings", events, 1000), &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(back.size(), events.size());
+  for (size_t i = 0; i < events.size(); ++i) ASSERT_EQ(back[i].s[0], events[i].s[0]) << i;
+}
+
+// A string the table already holds is a back-reference also once the table has grown: the
+// repeats add a few bytes of references each, not their names again.
+TEST(TraceFormat, RepeatsAfterTheTableGrewAreReferences) {
+  ChunkLimits limits;
+  ChunkEncoder enc;
+  ASSERT_TRUE(enc.Init(limits, 1000));
+  ChunkCompressor zc;
+  ASSERT_TRUE(zc.Init(limits.zstd_level));
+  std::vector<uint8_t> out(enc.MaxOutputBytes());
+  auto raw_size = [&](int events) {
+    enc.Begin(0, 7, 7);
+    Event e;
+    e.call = CallId::stat;
+    std::string name;
+    for (int i = 0; i < events; ++i) {
+      int n = i < 6000 ? i : (i * 7919) % 6000;
+      name = "some/longer/directory" + std::to_string(n % 13) + "/name" + std::to_string(n);
+      e.start_ns = e.end_ns = i * 1000;
+      e.args[0].null = false;
+      e.args[0].s = name;
+      EXPECT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
+    }
+    EXPECT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
+    return enc.last_meta().raw_size;
+  };
+  uint64_t firsts = raw_size(6000), all = raw_size(12000);
+  EXPECT_LT(all - firsts, 6000u * 8) << firsts << " " << all;
 }
 
 TEST(TraceFormat, SalvageGetsPastADamagedChunkRecord) {

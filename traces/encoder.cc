@@ -52,7 +52,7 @@ ChunkCompressor::~ChunkCompressor() {
 size_t ChunkCompressor::WorkspaceBytes(int level) { return ZSTD_estimateCStreamSize(level); }
 
 bool ChunkCompressor::Init(int level) {
-  if (cctx_) return true;
+  if (memory_) return true;
   size_t bytes = WorkspaceBytes(level);
   workspace_ = std::malloc(bytes);
   if (!workspace_) return false;
@@ -60,11 +60,21 @@ bool ChunkCompressor::Init(int level) {
 }
 
 bool ChunkCompressor::Init(int level, void* workspace, size_t bytes) {
-  cctx_ = ZSTD_initStaticCCtx(workspace, bytes);
-  if (!cctx_) return false;
-  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  if (workspace == nullptr || bytes < WorkspaceBytes(level)) return false;
+  memory_ = workspace;
+  bytes_ = bytes;
+  level_ = level;
   return true;
+}
+
+ZSTD_CCtx* ChunkCompressor::cctx() {
+  if (cctx_ == nullptr && memory_ != nullptr) {
+    cctx_ = ZSTD_initStaticCCtx(memory_, bytes_);
+    if (cctx_ == nullptr) return nullptr;
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level_);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+  }
+  return cctx_;
 }
 
 ChunkEncoder::~ChunkEncoder() {
@@ -265,9 +275,64 @@ size_t ChunkEncoder::MaxOutputBytes() const {
   return kMaxChunkRecordBytes + ZSTD_compressBound(raw);
 }
 
+// One zstd frame of the payload (prefix, then the sections) at zout.
+bool ChunkEncoder::Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefix_len,
+                            size_t raw_size, ZSTD_outBuffer* zout) const {
+  if (cctx == nullptr) return false;
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+  ZSTD_CCtx_setPledgedSrcSize(cctx, raw_size);
+  auto feed = [&](const void* src, size_t n, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{src, n, 0};
+    for (;;) {
+      size_t r = ZSTD_compressStream2(cctx, zout, &in, mode);
+      if (ZSTD_isError(r)) return false;
+      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) return true;
+      if (zout->pos == zout->size) return false;
+    }
+  };
+  bool ok = feed(prefix, prefix_len, ZSTD_e_continue);
+  for (const auto& s : sec_)
+    ok = ok && feed(s.begin, static_cast<size_t>(s.p - s.begin), ZSTD_e_continue);
+  return ok && feed(nullptr, 0, ZSTD_e_end);
+}
+
+// A small payload goes into the frame as it is (RFC 8878: a single-segment frame with its
+// content size, one Raw block, no content checksum: the chunk record's CRC-32C covers the
+// frame). Compressing a few hundred bytes gains little, and the first compression in a process
+// costs more than the whole of a short process's recording (ChunkCompressor::cctx).
+bool ChunkEncoder::PutStoredFrame(const uint8_t* prefix, size_t prefix_len, size_t raw_size,
+                                  ZSTD_outBuffer* zout) const {
+  static_assert(kStoredMaxBytes < 65536 + 256 && kStoredMaxBytes < (128u << 10));
+  if (zout->size - zout->pos < 9 + raw_size) return false;
+  uint8_t* o = static_cast<uint8_t*>(zout->dst) + zout->pos;
+  const uint32_t magic = ZSTD_MAGICNUMBER;
+  std::memcpy(o, &magic, 4);  // little-endian, as the format and x86 are
+  size_t n = 4;
+  if (raw_size < 256) {
+    o[n++] = 0x20;  // Single_Segment, 1-byte Frame_Content_Size
+    o[n++] = static_cast<uint8_t>(raw_size);
+  } else {
+    o[n++] = 0x60;  // Single_Segment, 2-byte Frame_Content_Size (value - 256)
+    o[n++] = static_cast<uint8_t>((raw_size - 256) & 0xff);
+    o[n++] = static_cast<uint8_t>((raw_size - 256) >> 8);
+  }
+  uint32_t block = 1u | (static_cast<uint32_t>(raw_size) << 3);  // Last_Block, Raw
+  o[n++] = static_cast<uint8_t>(block);
+  o[n++] = static_cast<uint8_t>(block >> 8);
+  o[n++] = static_cast<uint8_t>(block >> 16);
+  std::memcpy(o + n, prefix, prefix_len);
+  n += prefix_len;
+  for (const auto& s : sec_) {
+    size_t len = static_cast<size_t>(s.p - s.begin);
+    if (len) std::memcpy(o + n, s.begin, len);
+    n += len;
+  }
+  zout->pos += n;
+  return true;
+}
+
 size_t ChunkEncoder::Finish(ChunkCompressor& compressor, int64_t watermark_ns, uint8_t* out,
                             size_t cap) {
-  ZSTD_CCtx* cctx = compressor.cctx();
   uint8_t prefix[kPrefixBytes];
   uint8_t* p = PutVarint(prefix, kNumSections);
   size_t raw_size = 0;
@@ -282,21 +347,12 @@ size_t ChunkEncoder::Finish(ChunkCompressor& compressor, int64_t watermark_ns, u
   // Compress the sections as one frame straight from their buffers, after room for the record.
   if (cap < kMaxChunkRecordBytes) return 0;
   ZSTD_outBuffer zout{out + kMaxChunkRecordBytes, cap - kMaxChunkRecordBytes, 0};
-  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
-  ZSTD_CCtx_setPledgedSrcSize(cctx, raw_size);
-  auto feed = [&](const void* src, size_t n, ZSTD_EndDirective mode) {
-    ZSTD_inBuffer in{src, n, 0};
-    for (;;) {
-      size_t r = ZSTD_compressStream2(cctx, &zout, &in, mode);
-      if (ZSTD_isError(r)) return false;
-      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) return true;
-      if (zout.pos == zout.size) return false;
-    }
-  };
-  bool ok = feed(prefix, prefix_len, ZSTD_e_continue);
-  for (const auto& s : sec_)
-    ok = ok && feed(s.begin, static_cast<size_t>(s.p - s.begin), ZSTD_e_continue);
-  ok = ok && feed(nullptr, 0, ZSTD_e_end);
+  bool ok = true;
+  if (raw_size <= kStoredMaxBytes) {
+    ok = PutStoredFrame(prefix, prefix_len, raw_size, &zout);
+  } else {
+    ok = Compress(compressor.cctx(), prefix, prefix_len, raw_size, &zout);
+  }
   if (!ok) {
     Begin(stream_id_, pid_, tid_);
     return 0;

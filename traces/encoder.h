@@ -13,6 +13,7 @@
 #include "traces/format.h"
 
 typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+typedef struct ZSTD_outBuffer_s ZSTD_outBuffer;
 
 namespace iorr::trace {
 
@@ -35,17 +36,25 @@ class ChunkCompressor {
   // The same on memory the caller owns (WorkspaceBytes(level) bytes): no malloc at all.
   bool Init(int level, void* workspace, size_t bytes);
   static size_t WorkspaceBytes(int level);
-  ZSTD_CCtx* cctx() const { return cctx_; }
+  // The context, set up at the first use (zstd's set-up reads the CPU's features, which costs
+  // a trap to the hypervisor per cpuid in a VM, and touches the workspace): a recorded process
+  // whose chunks are all small never pays it. nullptr when it cannot be set up.
+  ZSTD_CCtx* cctx();
 
  private:
   ZSTD_CCtx* cctx_ = nullptr;
-  void* workspace_ = nullptr;
+  void* workspace_ = nullptr;  // malloc'ed by Init(level)
+  void* memory_ = nullptr;     // the workspace in use
+  size_t bytes_ = 0;
+  int level_ = 0;
 };
 
 class ChunkEncoder {
  public:
   enum class AddResult { kOk, kFull, kInvalid };
   static constexpr size_t kMinSlots = 1024;  // the string table's first size (16 KiB)
+  // Payloads of at most this many bytes are stored in their frame, not compressed.
+  static constexpr size_t kStoredMaxBytes = 1024;
 
   ChunkEncoder() = default;
   ~ChunkEncoder();
@@ -98,6 +107,10 @@ class ChunkEncoder {
     uint32_t index;  // + 1; 0 marks an empty slot
   };
   int32_t Intern(std::string_view s, uint32_t hash);  // table index, -1 when new
+  bool Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefix_len, size_t raw_size,
+                ZSTD_outBuffer* zout) const;
+  bool PutStoredFrame(const uint8_t* prefix, size_t prefix_len, size_t raw_size,
+                      ZSTD_outBuffer* zout) const;
   void UseTable(size_t n);
   void GrowTable();
   bool PutString(const Arg& a);

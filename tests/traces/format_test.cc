@@ -437,6 +437,42 @@ TEST(TraceFormat, RepeatsAfterTheTableGrewAreReferences) {
   EXPECT_LT(all - firsts, 6000u * 8) << firsts << " " << all;
 }
 
+// Payloads up to kStoredMaxBytes go into their zstd frame uncompressed (one Raw block):
+// frame header and block header only, still one valid zstd frame that reads back; larger ones
+// are compressed.
+TEST(TraceFormat, SmallChunksAreStoredLargeOnesCompressed) {
+  ChunkLimits limits;
+  ChunkEncoder enc;
+  ASSERT_TRUE(enc.Init(limits, 1000));
+  ChunkCompressor zc;
+  ASSERT_TRUE(zc.Init(limits.zstd_level));
+  std::vector<uint8_t> out(enc.MaxOutputBytes());
+  for (int events : {0, 1, 20, 3000}) {
+    enc.Begin(0, 7, 7);
+    Event e;
+    e.call = CallId::openat;
+    for (int i = 0; i < events; ++i) {
+      e.start_ns = e.end_ns = i * 1000;
+      e.args[0].i = -100;
+      e.args[1].null = false;
+      e.args[1].s = "/usr/lib/locale/C.utf8/LC_CTYPE";
+      EXPECT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
+    }
+    size_t n = enc.Finish(zc, 0, out.data(), out.size());
+    ASSERT_GT(n, 0u);
+    const ChunkMeta& m = enc.last_meta();
+    const uint8_t* frame = out.data() + n - m.compressed_size;
+    std::vector<uint8_t> back(m.raw_size + 1);
+    EXPECT_EQ(ZSTD_decompress(back.data(), back.size(), frame, m.compressed_size), m.raw_size);
+    if (m.raw_size <= ChunkEncoder::kStoredMaxBytes) {
+      EXPECT_EQ(m.compressed_size, m.raw_size + (m.raw_size < 256 ? 9u : 10u)) << events;
+      EXPECT_EQ(ZSTD_getFrameContentSize(frame, m.compressed_size), m.raw_size);
+    } else {
+      EXPECT_LT(m.compressed_size, m.raw_size / 4) << events;
+    }
+  }
+}
+
 TEST(TraceFormat, SalvageGetsPastADamagedChunkRecord) {
   ChunkLimits small;
   small.max_events = 1000;

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
@@ -104,6 +105,7 @@ std::atomic<int> g_exec_windows{
     0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
 std::atomic<ThreadState*> g_threads[kMaxThreads];
+std::atomic<int> g_threads_used{0};  // 1 + the highest index ever registered (scans stop there)
 std::atomic<int> g_writer_lock{0};
 std::atomic<int> g_writer_started{0};
 std::atomic<uint32_t> g_wake{0};
@@ -508,18 +510,20 @@ void FreeThread(int index, ThreadState* ts) {
 
 bool EnsureWriterResources() {
   if (g_compressor) return true;
-  void* mem = MapMemory(sizeof(ChunkCompressor));
+  // No malloc here: this runs at exec and exit, also in children of multi-threaded programs
+  // where another thread may have held malloc's lock when they were cloned. One mapping for
+  // the compressor, its workspace and the output buffer (pages are touched as used).
+  size_t ws = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
+  size_t head = (sizeof(ChunkCompressor) + 4095) & ~size_t{4095};
+  size_t out_cap = trace::kMaxChunkRecordBytes + 64 +
+                   static_cast<size_t>(g_limits.section_bytes) * (trace::kNumSections + 2) * 2;
+  size_t ws_bytes = (ws + 4095) & ~size_t{4095};
+  auto* mem = static_cast<uint8_t*>(MapMemory(head + ws_bytes + out_cap));
   if (!mem) return false;
   auto* c = new (mem) ChunkCompressor();
-  // No malloc here: this runs at exec and exit, also in children of multi-threaded programs
-  // where another thread may have held malloc's lock when they were cloned.
-  size_t ws = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
-  void* workspace = MapMemory(ws);
-  if (!workspace || !c->Init(g_limits.zstd_level, workspace, ws)) return false;
-  g_out_cap = trace::kMaxChunkRecordBytes + 64 +
-              static_cast<size_t>(g_limits.section_bytes) * (trace::kNumSections + 2) * 2;
-  g_out = static_cast<uint8_t*>(MapMemory(g_out_cap));
-  if (!g_out) return false;
+  if (!c->Init(g_limits.zstd_level, mem + head, ws)) return false;
+  g_out = mem + head + ws_bytes;
+  g_out_cap = out_cap;
   g_compressor = c;
   return true;
 }
@@ -537,7 +541,8 @@ void Service(bool force) {
   g_writer_owner.store(self, std::memory_order_release);
   if (EnsureWriterResources()) {
     int64_t now = NowNs();
-    for (int i = 0; i < kMaxThreads; ++i) {
+    int used = g_threads_used.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
       ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
       if (ts == nullptr) continue;
       // A leaving thread whose SYS_exit was not seen (it left from inside a wrapped call, where
@@ -703,6 +708,12 @@ ThreadState* NewThreadState() {
   for (int i = 0; i < kMaxThreads && !registered && ts->slot; ++i) {
     ThreadState* expect = nullptr;
     registered = g_threads[i].compare_exchange_strong(expect, ts);
+    if (registered) {
+      int used = g_threads_used.load(std::memory_order_relaxed);
+      while (used < i + 1 &&
+             !g_threads_used.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
+      }
+    }
   }
   if (!registered) {
     if (ts->slot) ts->slot->tid.store(0);
@@ -1023,13 +1034,20 @@ void RecordExecFromEnv() {
 // keep the parent's lock alive and show the program an fd. Such copies sit just above the
 // trace's fds, where the library puts lock fds: close those that are the shared memfd.
 void CloseStrayLockFds() {
-  struct stat shm;
-  if (RawSyscall6(SYS_fstat, g_shm_fd, reinterpret_cast<long>(&shm)) != 0) return;
+  // Which of the eight are open, in one call (a closed fd polls as POLLNVAL); usually none.
   int base = std::max(g_trace_fd, g_shm_fd) + 1;
-  for (int fd = base; fd < base + 8; ++fd) {
+  struct pollfd pf[8];
+  for (int i = 0; i < 8; ++i) pf[i] = {base + i, 0, 0};
+  if (RawSyscall6(SYS_poll, reinterpret_cast<long>(pf), 8, 0) < 0) return;
+  struct stat shm;
+  bool have_shm = false;
+  for (const auto& p : pf) {
+    if ((p.revents & POLLNVAL) || p.fd == g_lock_fd) continue;
+    if (!have_shm && RawSyscall6(SYS_fstat, g_shm_fd, reinterpret_cast<long>(&shm)) != 0) return;
+    have_shm = true;
     struct stat st;
-    if (fd == g_lock_fd || RawSyscall6(SYS_fstat, fd, reinterpret_cast<long>(&st)) != 0) continue;
-    if (st.st_dev == shm.st_dev && st.st_ino == shm.st_ino) RawSyscall6(SYS_close, fd);
+    if (RawSyscall6(SYS_fstat, p.fd, reinterpret_cast<long>(&st)) != 0) continue;
+    if (st.st_dev == shm.st_dev && st.st_ino == shm.st_ino) RawSyscall6(SYS_close, p.fd);
   }
 }
 
@@ -1089,7 +1107,7 @@ void TakeProcessEntry() {
   RawSyscall6(SYS_close, high);
 }
 
-__attribute__((constructor(101))) void Init() {
+__attribute__((constructor(102))) void Init() {
   const char* fd = getenv(kEnvTraceFd);
   const char* shm = getenv(kEnvSharedFd);
   if (fd == nullptr || shm == nullptr) return;
@@ -1117,6 +1135,12 @@ __attribute__((constructor(101))) void Init() {
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
+  // Every real function now (the wrappers registered them before this constructor ran), before
+  // any recorded call and before the program can fork: no dlsym, which takes the loader's lock,
+  // runs later in a child cloned from a multi-threaded parent, nor once in every fork child.
+  t_depth = 1;
+  ResolveAllReals();
+  t_depth = 0;
   g_on = true;
   if (getenv(kEnvReinjected)) {
     Unsetenv(kEnvReinjected);
@@ -1168,17 +1192,6 @@ int64_t NowNs() {
 
 bool BeginCall(Call* c) {
   if (!g_on || t_depth != 0 || t_done || g_released.load(std::memory_order_relaxed)) return false;
-  // The wrappers' registrations run after this library's constructor: resolve at the first
-  // recorded call, before the program can have forked.
-  static bool reals_resolved = false;
-  if (!reals_resolved) {
-    reals_resolved = true;
-    t_depth = 1;
-    AllowSyscalls();
-    ResolveAllReals();
-    BlockSyscalls();
-    t_depth = 0;
-  }
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     t_depth = 1;
@@ -1311,6 +1324,7 @@ void NoteUnarmedSpawn() {
 
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,
                     int buf_cap) {
+  if (!g_on) return false;  // not recording (no iorr record above, or set-up failed): hands off
   int n = 0;
   int used = 0;
   auto add = [&](const char* fmt, const char* a, long b) {
@@ -1434,7 +1448,10 @@ void AfterForkChildOf(bool shared_files) {
     g_anchor.rate = 0;
   }
   ResyncTsc();
-  for (auto& t : g_threads) t.store(nullptr, std::memory_order_relaxed);
+  // Only the entries ever used: clearing all 4096 would copy eight pages the parent shares.
+  for (int i = 0, used = g_threads_used.load(); i < used; ++i)
+    g_threads[i].store(nullptr, std::memory_order_relaxed);
+  g_threads_used.store(0);
   g_writer_lock.store(0);
   g_writer_owner.store(0);
   g_writer_started.store(0);

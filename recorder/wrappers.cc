@@ -83,8 +83,11 @@ struct RegisterReal {
     if (g_nreals < 160) g_reals[g_nreals++] = {slot, name};
   }
 };
+// The registrations run before the library's constructor (Init, priority 102), which resolves
+// them all before the first recorded call.
 #define DECLARE_REAL(ret, name, ...)         \
   ret (*real_##name)(__VA_ARGS__) = nullptr; \
+  __attribute__((init_priority(101)))        \
   RegisterReal register_##name(reinterpret_cast<void**>(&real_##name), #name)
 
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then

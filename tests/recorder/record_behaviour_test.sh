@@ -598,5 +598,15 @@ if cc -O1 -pthread storm.c -o storm 2> /dev/null; then
   fi
 fi
 
+# The library loaded without iorr record above it (or whose set-up failed) leaves the program
+# alone: its children get the environment the program gave them, with nothing added.
+sh -c 'sh -c env' | sort > plain-inactive.env
+LD_PRELOAD=$lib sh -c 'unset LD_PRELOAD; sh -c env' | sort > inactive.env
+if cmp -s plain-inactive.env inactive.env; then
+  ok "library loaded but not recording: children's environment unchanged"
+else
+  fail "library loaded but not recording: children's environment changed: $(diff plain-inactive.env inactive.env | head -n 4 | tr '\n' ' ')"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The recorder's cost per process: a shell loop that runs N short programs (fork, exec, exit),
+# the pattern of configure scripts, make recipes and shell pipelines. Runs the loop plain, with
+# the library preloaded but inactive (what loading it costs), recorded with dispatch off
+# (PLT wrappers only) and recorded in full, in turns, RUNS times (default 5), and prints each
+# one's median wall time per iteration and what recording adds to it, with the recorded trace's
+# size. A benchmark, not a test: run it alone on a quiet machine (2 cores here).
+# Usage: record-processes.sh [N]   (default 300 iterations)
+# Environment: IORR (default $root/build/bin/iorr), RUNS, PROG (default /bin/true).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+iorr=${IORR:-$root/build/bin/iorr}
+lib=$(dirname "$iorr")/../lib/libiorr-preload.so
+runs=${RUNS:-5}
+n=${1:-300}
+prog=${PROG:-/bin/true}
+[[ -x $iorr && -f $lib ]] || { echo "record-processes: build first (tools/build.sh)" >&2; exit 2; }
+work=$(mktemp -d /dev/shm/iorr-procs.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+loop="i=0; while [ \$i -lt $n ]; do $prog; i=\$((i + 1)); done"
+
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+# timed KIND: one run of the loop, appends microseconds per iteration to $work/KIND.
+timed() {
+  local kind=$1 cmd
+  case $kind in
+    plain) cmd=(sh -c "$loop") ;;
+    inactive) cmd=(env LD_PRELOAD="$lib" sh -c "$loop") ;;
+    plt) cmd=(env IORR_DISPATCH=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
+    recorded) cmd=("$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
+  esac
+  local t0=$EPOCHREALTIME
+  "${cmd[@]}" > /dev/null
+  local t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {printf "%.1f\n", (b - a) / n * 1e6}' >> "$work/$kind"
+}
+
+echo "loop: $n x $prog under sh, $runs rounds (plain, preloaded inactive, recorded PLT-only, recorded)"
+for i in $(seq "$runs"); do
+  for kind in plain inactive plt recorded; do timed "$kind"; done
+done
+plain=$(median < "$work/plain")
+for kind in plain inactive plt recorded; do
+  m=$(median < "$work/$kind")
+  awk -v k="$kind" -v m="$m" -v p="$plain" -v runs="$(xargs < "$work/$kind")" 'BEGIN {
+    printf "%-9s %7.0f us per process (median), +%4.0f us, %.2fx   runs: %s\n", k, m, m - p, m / p, runs }'
+done
+events=$("$iorr" stats --json "$work/t.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2)
+echo "trace of the last recorded run: $events events, $(stat -c %s "$work/t.iorr") bytes"

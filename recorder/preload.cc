@@ -76,6 +76,10 @@ struct ThreadState {
   alignas(64) std::atomic<uint64_t> head{0};  // bytes consumed by the writer
   std::atomic<int> exited{0};
   std::atomic<int> leaving{0};  // its key destructor ran: it is on its way out
+  // A vfork child's (see iorr_vfork_child): inside its exec; its process entry and lock.
+  std::atomic<int> exec_pending{0};
+  int vm_lock_fd = -1;
+  uint32_t vm_entry = 0;
   uint8_t* ring = nullptr;
   ThreadSlot* slot = nullptr;
   uint32_t pid = 0, tid = 0;
@@ -195,6 +199,9 @@ void ResyncTsc() {
 thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  // exiting or internal
+// This task is a vfork child running on its parent's memory and thread-local storage (see
+// VforkChild); t_state is then its own, not the parent thread's.
+thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
 
@@ -648,7 +655,8 @@ void ThreadExit(void* p) {
   Wake();
 }
 
-ThreadState* NewThreadState() {
+// A thread's state with its ring and encoder, in one private mapping; not yet anyone's.
+ThreadState* AllocThreadState() {
   size_t enc_bytes = ChunkEncoder::MemoryBytes(g_limits);
   size_t head = (sizeof(ThreadState) + 4095) & ~size_t{4095};
   size_t total = head + kRingBytes + enc_bytes;
@@ -661,12 +669,23 @@ ThreadState* NewThreadState() {
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
     return nullptr;
   }
-  ts->pid = g_pid;
+  return ts;
+}
+
+void UnmapThreadState(ThreadState* ts) {
+  size_t bytes = ts->memory_bytes;
+  ts->~ThreadState();
+  RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
+}
+
+// Gives ts its identity (pid, tid: the calling task's), a stream and a shared slot for the
+// watermark under entry `proc`. No slot: ts->slot stays null.
+void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
+  ts->pid = pid;
   ts->tid = static_cast<uint32_t>(Gettid());
   ts->last_start = NowNs();
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
-  // A shared slot for the watermark, and a registry entry for the writer.
   for (int pass = 0; pass < 2 && ts->slot == nullptr; ++pass) {
     // None free: free those of processes that are gone (killed while idle, or ended without
     // releasing them), then look again.
@@ -676,12 +695,33 @@ ThreadState* NewThreadState() {
       if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
         ts->slot = &g_shared->slot[i];
         ts->slot->pid.store(ts->pid, std::memory_order_seq_cst);
-        ts->slot->proc.store(g_entry, std::memory_order_seq_cst);
+        ts->slot->proc.store(proc, std::memory_order_seq_cst);
         ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
         ts->slot->in_call_since.store(kNever, std::memory_order_release);
       }
     }
   }
+}
+
+// Hands ts to the writer; false when the registry is full.
+bool RegisterThread(ThreadState* ts) {
+  for (int i = 0; i < kMaxThreads; ++i) {
+    ThreadState* expect = nullptr;
+    if (g_threads[i].compare_exchange_strong(expect, ts)) {
+      int used = g_threads_used.load(std::memory_order_relaxed);
+      while (used < i + 1 &&
+             !g_threads_used.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+ThreadState* NewThreadState() {
+  ThreadState* ts = AllocThreadState();
+  if (!ts) return nullptr;
+  StartThreadState(ts, g_pid, g_entry);
   // The process began to release its slots (exit) since this thread's call began: give this
   // one back. Either this load sees the release, or the release's scan (after its exchange)
   // sees this slot's pid and entry; a slot taken in between would otherwise stay, unflushed
@@ -690,8 +730,7 @@ ThreadState* NewThreadState() {
     ThreadSlot& sl = *ts->slot;
     uint32_t pid = ts->pid;  // the release's scan may have freed it first (and it be taken)
     if (sl.pid.compare_exchange_strong(pid, 0)) FreeSlot(sl, ts->tid);
-    ts->~ThreadState();
-    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
+    UnmapThreadState(ts);
     return nullptr;
   }
   if (ts->slot == nullptr) {
@@ -704,21 +743,9 @@ ThreadState* NewThreadState() {
     }
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   }
-  bool registered = false;
-  for (int i = 0; i < kMaxThreads && !registered && ts->slot; ++i) {
-    ThreadState* expect = nullptr;
-    registered = g_threads[i].compare_exchange_strong(expect, ts);
-    if (registered) {
-      int used = g_threads_used.load(std::memory_order_relaxed);
-      while (used < i + 1 &&
-             !g_threads_used.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
-      }
-    }
-  }
-  if (!registered) {
+  if (!ts->slot || !RegisterThread(ts)) {
     if (ts->slot) ts->slot->tid.store(0);
-    ts->~ThreadState();
-    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
+    UnmapThreadState(ts);
     return nullptr;
   }
   pthread_setspecific(g_key, ts);
@@ -813,10 +840,11 @@ void NoteEscapes(CallId call, const long* k, long ret) {
 
 void NoteExec(const char* what, const char* path) {
   char note[4200];
+  uint32_t pid = t_vm_child && t_state ? t_state->pid : g_pid;
   if (path)
-    snprintf(note, sizeof(note), "%s %u %s", what, g_pid, path);
+    snprintf(note, sizeof(note), "%s %u %s", what, pid, path);
   else
-    snprintf(note, sizeof(note), "%s %u", what, g_pid);
+    snprintf(note, sizeof(note), "%s %u", what, pid);
   WriteNote(note);
 }
 
@@ -1029,6 +1057,46 @@ void RecordExecFromEnv() {
 // Takes a process entry and its liveness lock for this process (see protocol.h): the one the
 // image before exec held (IORR_LOCK names it with this pid), else a new one. Without /proc (no
 // new open file description to lock through) the process goes without: if killed, its slots
+// A free process entry for pid, with its liveness lock taken through an open file description
+// of its own (reopening the memfd through /proc), placed above the trace's fds and
+// close-on-exec. False without /proc or when all entries are taken by live processes.
+bool ClaimEntry(uint32_t pid, int* fd_out, uint32_t* entry_out) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
+  if (fd < 0) return false;
+  // Above the trace's fds (the launcher leaves the top of the fd range to the recorder), never
+  // among the program's; close-on-exec but for the recorded execs (ExecKeepsLock), so no child
+  // a spawn inherits keeps this process's lock alive.
+  long high = RawSyscall6(SYS_fcntl, fd, F_DUPFD_CLOEXEC, std::max(g_trace_fd, g_shm_fd) + 1);
+  RawSyscall6(SYS_close, fd);
+  if (high < 0) return false;
+  auto claim = [&](uint32_t e) {
+    // The lock first: an entry whose pid is set must never be without its lock (a finder would
+    // free it while its process lives).
+    if (EntryLock(high, F_OFD_SETLK, F_WRLCK, e) != 0) return false;  // still locked: not free
+    uint32_t expect = 0;
+    if (!g_shared->proc_pid[e].compare_exchange_strong(expect, pid)) {
+      EntryLock(high, F_OFD_SETLK, F_UNLCK, e);
+      return false;
+    }
+    *fd_out = static_cast<int>(high);
+    *entry_out = e + 1;
+    return true;
+  };
+  // A free entry first (no system calls); else one whose process ended without freeing it.
+  for (uint32_t e = 0; e < kSharedProcs; ++e)
+    if (g_shared->proc_pid[e].load(std::memory_order_relaxed) == 0 && claim(e)) return true;
+  for (uint32_t e = 0; e < kSharedProcs; ++e) {
+    uint32_t cur = g_shared->proc_pid[e].load(std::memory_order_relaxed);
+    if (cur == 0 || !EntryGone(e)) continue;
+    FreeGoneEntry(e, cur, false);
+    if (claim(e)) return true;
+  }
+  RawSyscall6(SYS_close, high);
+  return false;
+}
+
 // A spawn inside libc (system, popen) racing a recorded exec in another thread can hand this
 // image a copy of its parent's lock fd (close-on-exec is cleared during that exec): it would
 // keep the parent's lock alive and show the program an fd. Such copies sit just above the
@@ -1072,39 +1140,12 @@ void TakeProcessEntry() {
   }
   CloseStrayLockFds();
   if (g_entry != 0) return;
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
-  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
-  if (fd < 0) return;
-  // Above the trace's fds (the launcher leaves the top of the fd range to the recorder), never
-  // among the program's; close-on-exec but for the recorded execs (ExecKeepsLock), so no child
-  // a spawn inherits keeps this process's lock alive.
-  long high = RawSyscall6(SYS_fcntl, fd, F_DUPFD_CLOEXEC, std::max(g_trace_fd, g_shm_fd) + 1);
-  RawSyscall6(SYS_close, fd);
-  if (high < 0) return;
-  auto claim = [&](uint32_t e) {
-    // The lock first: an entry whose pid is set must never be without its lock (a finder would
-    // free it while its process lives).
-    if (EntryLock(high, F_OFD_SETLK, F_WRLCK, e) != 0) return false;  // still locked: not free
-    uint32_t expect = 0;
-    if (!g_shared->proc_pid[e].compare_exchange_strong(expect, g_pid)) {
-      EntryLock(high, F_OFD_SETLK, F_UNLCK, e);
-      return false;
-    }
-    g_lock_fd = static_cast<int>(high);
-    g_entry = e + 1;
-    return true;
-  };
-  // A free entry first (no system calls); else one whose process ended without freeing it.
-  for (uint32_t e = 0; e < kSharedProcs; ++e)
-    if (g_shared->proc_pid[e].load(std::memory_order_relaxed) == 0 && claim(e)) return;
-  for (uint32_t e = 0; e < kSharedProcs; ++e) {
-    uint32_t cur = g_shared->proc_pid[e].load(std::memory_order_relaxed);
-    if (cur == 0 || !EntryGone(e)) continue;
-    FreeGoneEntry(e, cur, false);
-    if (claim(e)) return;
+  int fd = -1;
+  uint32_t entry = 0;
+  if (ClaimEntry(g_pid, &fd, &entry)) {
+    g_lock_fd = fd;
+    g_entry = entry;
   }
-  RawSyscall6(SYS_close, high);
 }
 
 __attribute__((constructor(102))) void Init() {
@@ -1238,7 +1279,9 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   NoteEscapes(call, kargs, ret);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
-  if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) StartWriter();
+  // Nor from a vfork child: the thread would be the child's, on the parent's memory.
+  if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler && !t_vm_child)
+    StartWriter();
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;
@@ -1269,13 +1312,47 @@ bool VacateFd(int fd) {
   return true;
 }
 
+// A vfork child's slot, then its entry and lock (see iorr_vfork_child), once.
+void ReleaseVforkChild(ThreadState* ts) {
+  if (ts->slot) {
+    uint32_t pid = ts->pid;
+    if (ts->slot->tid.load(std::memory_order_acquire) == ts->tid &&
+        ts->slot->pid.compare_exchange_strong(pid, 0))
+      FreeSlot(*ts->slot, ts->tid);
+    ts->slot = nullptr;
+  }
+  if (ts->vm_entry != 0) {
+    uint32_t pid = ts->pid;
+    g_shared->proc_pid[ts->vm_entry - 1].compare_exchange_strong(pid, 0);
+    ts->vm_entry = 0;
+  }
+  // Its lock fd is in the child's fd table: it goes with the child (or its exec, close-on-exec).
+}
+
 void FlushAll() {
   if (!g_on) return;
+  if (t_vm_child) {
+    // A vfork child writes its own events only: the parent's threads are the parent's writer's
+    // (and the checks Service makes of them read /proc/self, which is the child's here).
+    if (t_state == nullptr) return;
+    long self = Gettid();
+    Lock(g_writer_lock);
+    g_writer_owner.store(self, std::memory_order_release);
+    if (EnsureWriterResources()) ServiceThread(t_state, true, NowNs());
+    g_writer_owner.store(0, std::memory_order_release);
+    Unlock(g_writer_lock);
+    return;
+  }
   Service(true);
 }
 
 void ReleaseProcessSlots() {
-  if (!g_on || g_released.load()) return;
+  if (!g_on) return;
+  if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
+    if (t_state) ReleaseVforkChild(t_state);
+    return;
+  }
+  if (g_released.load()) return;
   // A child that shares this memory without having become a process of its own here (a clone
   // the library let through, a vfork without fork handlers) must not release its parent's.
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
@@ -1301,7 +1378,15 @@ void ReleaseProcessSlots() {
 // Around a recorded exec: the lock fd loses close-on-exec, so the new image (which IORR_LOCK
 // names it to) keeps the lock through the exec; after a failed exec it gets it back.
 void ExecKeepsLock(bool keep) {
-  if (!g_on || g_entry == 0 || g_lock_fd < 0) return;
+  if (!g_on) return;
+  if (t_vm_child) {  // a vfork child's own lock (the parent's stays closed to the new image)
+    ThreadState* ts = t_state;
+    if (ts == nullptr) return;
+    ts->exec_pending.store(keep ? 1 : 0);
+    if (ts->vm_lock_fd >= 0) RawSyscall6(SYS_fcntl, ts->vm_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
+    return;
+  }
+  if (g_entry == 0 || g_lock_fd < 0) return;
   if (keep ? g_exec_windows.fetch_add(1) == 0 : g_exec_windows.fetch_sub(1) == 1)
     RawSyscall6(SYS_fcntl, g_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
@@ -1365,9 +1450,16 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
       !add("IORR_START_NS=%ld", nullptr, g_start_mono) || !add("IORR_LIB=%s", g_lib, 0) ||
       !add("IORR_EXEC_START=%ld", nullptr, exec_start))
     return false;
-  if (g_lock_fd >= 0 && g_entry != 0) {
+  int lock_fd = g_lock_fd;
+  uint32_t entry = g_entry, pid = g_pid;
+  if (t_vm_child) {  // a vfork child hands on its own
+    lock_fd = t_state ? t_state->vm_lock_fd : -1;
+    entry = t_state ? t_state->vm_entry : 0;
+    pid = t_state ? t_state->pid : 0;
+  }
+  if (lock_fd >= 0 && entry != 0) {
     char lock[64];
-    snprintf(lock, sizeof(lock), "%d:%u:%u", g_lock_fd, g_entry, g_pid);
+    snprintf(lock, sizeof(lock), "%d:%u:%u", lock_fd, entry, pid);
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
   out[n] = nullptr;
@@ -1459,7 +1551,8 @@ void AfterForkChildOf(bool shared_files) {
   g_compressor = nullptr;      // the parent's buffers stay mapped; this process makes its own
   g_out = nullptr;
   t_state = nullptr;
-  t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
+  t_vm_child = false;  // forked from a vfork child: a process of its own
+  t_depth = 0;         // fork's wrapper began a call in the parent; the child records afresh
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
   // The parent's lock fd refers to the parent's lock: close this copy, take an entry of its own.
   // A child sharing the parent's fd table (CLONE_FILES) must not close it: it goes without.
@@ -1473,4 +1566,106 @@ void AfterForkChildOf(bool shared_files) {
   DispatchArmThread();  // the kernel does not carry dispatch into a child
 }
 
+// ---- vfork ----
+// vfork() runs the child on the parent's memory until it execs or ends, which costs a fraction
+// of fork (no page tables to copy, no copy-on-write faults after). The child shares the calling
+// thread's thread-local storage too, so the child takes a thread state of its own here and the
+// parent, once resumed, puts its own back (recorder/wrappers.cc has the entry point, in
+// assembly: the child returns from vfork into the caller's frame, so the entry keeps nothing on
+// the stack across the system call). What the child records goes into a stream of its own
+// (its pid and tid); it holds a slot of its own, with no process entry (it has no lock: the
+// parent's is the parent's), freed by the child when it ends, by its new image after an exec
+// (RecordExecFromEnv, as for any exec), or by the parent when it finds the child gone without
+// either.
+struct VforkSave {
+  ThreadState* state;
+  ThreadState* child;  // the child's thread state (null: not recorded)
+  int depth;
+  bool done;
+  bool in_handler;
+  char selector;
+  Call call;  // the parent's clone event
+};
+thread_local VforkSave t_vfork __attribute__((tls_model("initial-exec")));
+
 }  // namespace iorr::recorder
+
+using iorr::recorder::t_vfork;
+
+// Before the system call, in the parent. The gate is not used for vfork's own syscall (it must
+// be made from the entry, whose frame is the caller's): allow it through the selector.
+extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare() {
+  using namespace iorr::recorder;
+  t_vfork = VforkSave{};
+  t_vfork.depth = t_depth;
+  t_vfork.done = t_done;
+  t_vfork.in_handler = t_in_handler;
+  t_vfork.selector = t_selector;
+  bool on = BeginCall(&t_vfork.call);
+  t_vfork.state = t_state;  // after BeginCall, which makes the thread's first one
+  if (on && !t_vm_child) t_vfork.child = AllocThreadState();  // none: the child goes unrecorded
+  AllowSyscalls();
+}
+
+// In the child (pid 0 returned), before it returns into the caller.
+extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_child() {
+  using namespace iorr::recorder;
+  ThreadState* ts = t_vfork.child;
+  t_vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
+  t_state = ts;
+  t_depth = 0;
+  t_in_handler = false;
+  t_done = ts == nullptr;  // unrecorded, its exec still carries the recording on
+  if (ts == nullptr) return;
+  uint32_t pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  int fd = -1;
+  uint32_t entry = 0;
+  if (ClaimEntry(pid, &fd, &entry)) {
+    ts->vm_lock_fd = fd;
+    ts->vm_entry = entry;
+  }
+  StartThreadState(ts, pid, ts->vm_entry);
+  if (ts->slot == nullptr) {
+    ReleaseVforkChild(ts);
+    t_done = true;
+    return;
+  }
+  DispatchArmThread();  // the kernel does not carry dispatch into a child
+}
+
+extern "C" __attribute__((visibility("hidden"))) long iorr_vfork_parent(long ret) {
+  using namespace iorr::recorder;
+  ThreadState* child = t_vfork.child;
+  t_vm_child = false;
+  t_state = t_vfork.state;
+  t_depth = t_vfork.call.on ? 1 : t_vfork.depth;  // inside the call, as BeginCall left it
+  t_done = t_vfork.done;
+  t_in_handler = t_vfork.in_handler;
+  t_selector = t_vfork.selector;
+  if (t_vfork.call.on) AllowSyscalls();
+  if (child != nullptr) {
+    // The child has exec'd or ended. Ended (exec_pending clear), what it left unwritten (its
+    // end did not come through the library: killed, or a raw exit) is written now and its slot
+    // and entry freed. After an exec its new image adopts both, and frees the slot once it has
+    // recorded the exec; an image that is not recorded keeps the lock until it ends.
+    if (ret >= 0 && child->slot != nullptr && !child->exec_pending.load()) {
+      long self = Gettid();
+      Lock(g_writer_lock);
+      g_writer_owner.store(self, std::memory_order_release);
+      if (EnsureWriterResources()) ServiceThread(child, true, NowNs());
+      g_writer_owner.store(0, std::memory_order_release);
+      Unlock(g_writer_lock);
+      ReleaseVforkChild(child);
+    }
+    UnmapThreadState(child);
+  }
+  if (t_vfork.call.on) {
+    long k[6] = {CLONE_VM | CLONE_VFORK | SIGCHLD};
+    EndCall(&t_vfork.call, CallId::clone, k, ret);
+  }
+  if (ret < 0) {
+    errno = static_cast<int>(-ret);
+    return -1;
+  }
+  return ret;
+}

@@ -726,8 +726,7 @@ IORR_EXPORT int epoll_create1(int fl) { RECORD(int, REAL(epoll_create1)(fl), epo
 
 // ---- processes ----
 
-// vfork's child would return through this wrapper's frame, which the parent still needs; fork
-// gives the same behaviour to every correct use of vfork (exec or _exit next).
+// vfork is below, in assembly.
 IORR_EXPORT pid_t fork() {
   Call c;
   bool on = BeginCall(&c);
@@ -739,7 +738,47 @@ IORR_EXPORT pid_t fork() {
   }
   return r;
 }
-IORR_EXPORT pid_t vfork() { return fork(); }
+// vfork: the child returns from it into the caller's frame while the parent is suspended, then
+// runs on that stack; the parent, resumed, returns through the same frame. So nothing may be
+// kept on the stack across the system call: the return address waits in thread-local storage
+// (the child, sharing it, only reads it) and the work before and after is done by calls made
+// with the caller's stack pointer (iorr_vfork_* in preload.cc). The system call is made here,
+// outside the gate: iorr_vfork_prepare sets the dispatch selector to allow it.
+extern "C" {
+__attribute__((visibility("hidden"),
+               tls_model("initial-exec"))) thread_local uintptr_t iorr_vfork_ret = 0;
+}
+asm(R"(
+  .text
+  .globl vfork
+  .type vfork, @function
+  .p2align 4
+vfork:
+  .cfi_startproc
+  endbr64
+  popq %rdx
+  .cfi_adjust_cfa_offset -8
+  .cfi_undefined rip
+  movq iorr_vfork_ret@gottpoff(%rip), %rcx
+  movq %rdx, %fs:(%rcx)
+  call iorr_vfork_prepare
+  movl $58, %eax
+  syscall
+  testq %rax, %rax
+  jz 1f
+  movq %rax, %rdi
+  call iorr_vfork_parent
+  jmp 2f
+1:
+  call iorr_vfork_child
+  xorl %eax, %eax
+2:
+  movq iorr_vfork_ret@gottpoff(%rip), %rcx
+  pushq %fs:(%rcx)
+  ret
+  .cfi_endproc
+  .size vfork, .-vfork
+)");
 
 namespace {
 

@@ -608,5 +608,123 @@ else
   fail "library loaded but not recording: children's environment changed: $(diff plain-inactive.env inactive.env | head -n 4 | tr '\n' ' ')"
 fi
 
+# vfork runs the child on the parent's memory (as unrecorded: a store of the child is seen by the
+# parent), records the child's calls in a stream of its own, and frees what the child held when
+# it ends: by exec, by _exit, by an exec that fails, by SIGKILL before exec. A thread of the
+# parent records meanwhile.
+cat > vf.c <<'C'
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile int stop;
+static void* busy(void* a) { (void)a; while (!stop) close(open("/dev/null", O_RDONLY)); return 0; }
+int main(void) {
+  int fails = 0, st;
+  pthread_t t; pthread_create(&t, 0, busy, 0);
+  // 1. child writes a file and _exits with 3; shares the parent's memory
+  volatile int shared = 0;
+  pid_t p = vfork();
+  if (p == 0) { int fd = open("vf1.out", O_WRONLY | O_CREAT | O_TRUNC, 0644); write(fd, "child\n", 6); close(fd); shared = 42; _exit(3); }
+  waitpid(p, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 3) { printf("1: status %d\n", st); fails++; }
+  if (shared != 42) { printf("1: memory not shared (%d)\n", shared); fails++; }
+  // 2. exec failure then _exit(5)
+  p = vfork();
+  if (p == 0) { execl("/nonexistent/prog", "x", (char*)0); _exit(errno == ENOENT ? 5 : 6); }
+  waitpid(p, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 5) { printf("2: status %d\n", st); fails++; }
+  // 3. many execs
+  for (int i = 0; i < 200; i++) {
+    p = vfork();
+    if (p == 0) { execl("/bin/true", "true", (char*)0); _exit(127); }
+    waitpid(p, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) { printf("3: status %d\n", st); fails++; break; }
+  }
+  // 4. a child killed before it execs
+  p = vfork();
+  if (p == 0) { close(open("vf4.in", O_RDONLY)); kill(getpid(), SIGKILL); _exit(9); }
+  waitpid(p, &st, 0);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) { printf("4: status %d\n", st); fails++; }
+  // 5. errno from a failed vfork-child call is visible (shared), the parent's own errno path ok
+  p = vfork();
+  if (p == 0) { execl("/bin/sh", "sh", "-c", "echo from-sh > vf5.out", (char*)0); _exit(127); }
+  waitpid(p, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) { printf("5: status %d\n", st); fails++; }
+  for (int i = 0; i < 50; i++) close(open("/dev/null", O_RDONLY));
+  stop = 1; pthread_join(t, 0);
+  printf("vf: %d failures\n", fails);
+  return fails;
+}
+C
+if cc -O1 -pthread vf.c -o vf 2> /dev/null; then
+  for dispatch in 1 0; do
+    IORR_DISPATCH=$dispatch timeout 60 "$iorr" record -q -o vf.iorr -- ./vf > vf.out 2>&1
+    st=$?
+    lag=$(lag_of vf.iorr)
+    "$iorr" dump vf.iorr > vf.dump 2> vf.err
+    parent=$(grep -m1 'execve(".*/vf"' vf.dump | sed 's/^\[\([0-9]*\) .*/\1/')
+    child=$(grep -m1 'openat(AT_FDCWD, "vf1.out"' vf.dump | sed 's/^\[\([0-9]*\) .*/\1/')
+    if [[ $st -ne 0 ]]; then
+      fail "vfork (dispatch=$dispatch): status $st: $(tr '\n' ' ' < vf.out)"
+    elif [[ -z $child || $child == "$parent" ]]; then
+      fail "vfork (dispatch=$dispatch): the child's open is not in a stream of its own (parent $parent, child ${child:-none})"
+    elif ! grep -q 'openat(AT_FDCWD, "vf4.in"' vf.dump; then
+      fail "vfork (dispatch=$dispatch): the killed child's call was lost"
+    elif [[ $(grep -c 'clone(CLONE_VM|CLONE_VFORK|SIGCHLD) = [0-9]' vf.dump) -ne 204 ]]; then
+      fail "vfork (dispatch=$dispatch): $(grep -c 'clone(CLONE_VM|CLONE_VFORK' vf.dump) vfork calls recorded, expected 204"
+    elif ! below "$lag" 1.0; then
+      fail "vfork (dispatch=$dispatch): watermarks held back ${lag}s"
+    elif [[ -s vf.err ]]; then
+      fail "vfork (dispatch=$dispatch): $(head -n 1 vf.err)"
+    else
+      ok "vfork (dispatch=$dispatch): shared memory, child streams, killed child's calls kept, lag ${lag}s"
+    fi
+  done
+fi
+
+# A fork child whose first call is a vfork: the vfork child records before the fork child has a
+# writer thread, and must not start one itself (it would be the vfork child's, on its parent's
+# memory, and gone with its exec): the fork child's own writer flushes what it records before
+# it is killed.
+cat > vf2.c <<'C'
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {  // a fork child whose first call is a vfork: it has no writer thread yet
+  int st;
+  pid_t f = fork();
+  if (f == 0) {
+    pid_t p = vfork();
+    if (p == 0) { close(open("/dev/null", O_RDONLY)); execl("/bin/true", "true", (char*)0); _exit(127); }
+    waitpid(p, &st, 0);
+    close(open("vf2.marker", O_RDONLY));
+    usleep(400000);  // its writer flushes the marker meanwhile: it survives the kill
+    kill(getpid(), SIGKILL);
+  }
+  waitpid(f, &st, 0);
+  return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 1;
+}
+C
+if cc -O1 vf2.c -o vf2 2> /dev/null; then
+  timeout 60 "$iorr" record -q -o vf2.iorr -- ./vf2
+  st=$?
+  "$iorr" dump vf2.iorr > vf2.dump 2>&1
+  if [[ $st -ne 0 ]]; then
+    fail "vfork first: status $st"
+  elif ! grep -q 'openat(AT_FDCWD, "vf2.marker"' vf2.dump; then
+    fail "vfork first: the fork child's call before its kill was lost (no writer of its own)"
+  else
+    ok "vfork first: the fork child's writer is its own"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -312,6 +312,24 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     case SYS_dup3:
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
       break;
+    case SYS_wait4:
+    case SYS_waitid:
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+    case SYS_pause:
+    case SYS_rt_sigsuspend:
+    case SYS_rt_sigtimedwait:
+    case SYS_poll:
+    case SYS_ppoll:
+    case SYS_select:
+    case SYS_pselect6:
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+    case SYS_futex:
+      BeforeBlocking();  // a vfork child writes what it has before it may wait long
+      ret = RunRecorded(nr, a);
+      break;
     default:
       ret = RunRecorded(nr, a);
   }

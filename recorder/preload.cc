@@ -69,6 +69,14 @@ struct EntryHead {
 };
 static_assert(sizeof(EntryHead) % 8 == 0);
 
+// What writing a chunk needs: a compressor and an output buffer. The process's (g_buffers) are
+// used under g_writer_lock; a vfork child has its own (see VmChildFlush).
+struct WriterBuffers {
+  ChunkCompressor* compressor = nullptr;
+  uint8_t* out = nullptr;
+  size_t cap = 0;
+};
+
 struct ThreadState {
   alignas(64) std::atomic<uint64_t> tail{0};  // bytes published by the thread
   uint64_t head_seen = 0;                     // the thread's last look at head
@@ -78,8 +86,10 @@ struct ThreadState {
   std::atomic<int> leaving{0};  // its key destructor ran: it is on its way out
   // A vfork child's (see iorr_vfork_child): inside its exec; its process entry and lock.
   std::atomic<int> exec_pending{0};
+  std::atomic<int> vm_writing{0};  // inside VmChildFlush (a child killed there left it half done)
   int vm_lock_fd = -1;
   uint32_t vm_entry = 0;
+  WriterBuffers vm_buffers;  // it writes its own chunks (VmChildFlush)
   uint8_t* ring = nullptr;
   ThreadSlot* slot = nullptr;
   uint32_t pid = 0, tid = 0;
@@ -113,9 +123,7 @@ std::atomic<int> g_threads_used{0};  // 1 + the highest index ever registered (s
 std::atomic<int> g_writer_lock{0};
 std::atomic<int> g_writer_started{0};
 std::atomic<uint32_t> g_wake{0};
-ChunkCompressor* g_compressor = nullptr;  // used under g_writer_lock
-uint8_t* g_out = nullptr;
-size_t g_out_cap = 0;
+WriterBuffers g_buffers;
 
 // TSC clock (SharedState::tsc_ns_q32). The writer thread re-anchors it on CLOCK_MONOTONIC every
 // tick so that rounding in the calibrated multiplier never adds up; a seqlock keeps the anchor
@@ -411,11 +419,11 @@ int64_t Watermark() {
 }
 
 // Compresses one encoder's chunk and appends it. Under g_writer_lock.
-void WriteEncoder(ChunkEncoder* enc) {
+void WriteEncoder(ChunkEncoder* enc, WriterBuffers& b) {
   if (enc->empty()) return;
   uint32_t events = enc->events();
-  size_t n = enc->Finish(*g_compressor, Watermark(), g_out, g_out_cap);
-  if (n == 0 || !WriteAll(g_out, n)) {
+  size_t n = enc->Finish(*b.compressor, Watermark(), b.out, b.cap);
+  if (n == 0 || !WriteAll(b.out, n)) {
     g_shared->dropped_events.fetch_add(events, std::memory_order_relaxed);
     g_shared->write_errors.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -460,8 +468,8 @@ void DecodeEntry(ThreadState* ts, const EntryHead* h, Event* e) {
 }
 
 // Compresses and writes a thread's encoder. Under g_writer_lock.
-void WriteThreadChunk(ThreadState* ts) {
-  WriteEncoder(&ts->enc);
+void WriteThreadChunk(ThreadState* ts, WriterBuffers& b) {
+  WriteEncoder(&ts->enc, b);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
   ts->encoder_since = kNever;
 }
@@ -469,7 +477,7 @@ void WriteThreadChunk(ThreadState* ts) {
 // Drains a thread's ring into its encoder, writing full chunks, and the partial one when
 // `force`, when the thread exited, or when its oldest event is older than kFlushAgeNs. Then
 // publishes the thread's earliest unwritten start. Under g_writer_lock.
-void ServiceThread(ThreadState* ts, bool force, int64_t now) {
+void ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   uint64_t tail = ts->tail.load(std::memory_order_acquire);
   uint64_t at;
@@ -477,7 +485,7 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now) {
     DecodeEntry(ts, h, &ts->decoded);
     auto r = ts->enc.Add(ts->decoded);
     if (r == ChunkEncoder::AddResult::kFull) {
-      WriteThreadChunk(ts);
+      WriteThreadChunk(ts, b);
       r = ts->enc.Add(ts->decoded);
     }
     if (r == ChunkEncoder::AddResult::kOk) {
@@ -490,7 +498,7 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now) {
   }
   bool exited = ts->exited.load(std::memory_order_acquire) != 0;
   if (!ts->enc.empty() && (force || exited || now - ts->encoder_since >= kFlushAgeNs))
-    WriteThreadChunk(ts);
+    WriteThreadChunk(ts, b);
   // Publish the earliest unwritten start, then cover anything published meanwhile.
   ts->slot->unflushed_min.store(ts->encoder_since, std::memory_order_seq_cst);
   uint64_t tail2 = ts->tail.load(std::memory_order_seq_cst);
@@ -515,11 +523,11 @@ void FreeThread(int index, ThreadState* ts) {
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
 }
 
-bool EnsureWriterResources() {
-  if (g_compressor) return true;
-  // No malloc here: this runs at exec and exit, also in children of multi-threaded programs
-  // where another thread may have held malloc's lock when they were cloned. One mapping for
-  // the compressor, its workspace and the output buffer (pages are touched as used).
+// Maps a compressor, its workspace and an output buffer in one mapping (pages are touched as
+// used). No malloc: this runs at exec and exit, also in children of multi-threaded programs where
+// another thread may have held malloc's lock when they were cloned.
+bool MapWriterBuffers(WriterBuffers* b) {
+  if (b->compressor) return true;
   size_t ws = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
   size_t head = (sizeof(ChunkCompressor) + 4095) & ~size_t{4095};
   size_t out_cap = trace::kMaxChunkRecordBytes + 64 +
@@ -529,11 +537,22 @@ bool EnsureWriterResources() {
   if (!mem) return false;
   auto* c = new (mem) ChunkCompressor();
   if (!c->Init(g_limits.zstd_level, mem + head, ws)) return false;
-  g_out = mem + head + ws_bytes;
-  g_out_cap = out_cap;
-  g_compressor = c;
+  b->out = mem + head + ws_bytes;
+  b->cap = out_cap;
+  b->compressor = c;
   return true;
 }
+
+void UnmapWriterBuffers(WriterBuffers* b) {
+  if (!b->compressor) return;
+  auto* mem = reinterpret_cast<uint8_t*>(b->compressor);
+  size_t len = static_cast<size_t>(b->out + b->cap - mem);
+  b->compressor->~ChunkCompressor();
+  RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(len));
+  *b = WriterBuffers{};
+}
+
+bool EnsureWriterResources() { return MapWriterBuffers(&g_buffers); }
 
 std::atomic<long> g_writer_owner{0};     // tid holding g_writer_lock
 std::atomic<bool> g_leader_left{false};  // the main thread left through pthread_exit/exit
@@ -559,7 +578,7 @@ void Service(bool force) {
           (ts->tid == g_pid ? LeaderZombie()
                             : RawSyscall6(SYS_tgkill, g_pid, ts->tid, 0) == -ESRCH))
         ts->exited.store(1, std::memory_order_release);
-      ServiceThread(ts, force, now);
+      ServiceThread(ts, force, now, g_buffers);
       if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
           ts->head.load(std::memory_order_relaxed) == ts->tail.load(std::memory_order_acquire))
         FreeThread(i, ts);
@@ -673,6 +692,7 @@ ThreadState* AllocThreadState() {
 }
 
 void UnmapThreadState(ThreadState* ts) {
+  UnmapWriterBuffers(&ts->vm_buffers);
   size_t bytes = ts->memory_bytes;
   ts->~ThreadState();
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
@@ -752,6 +772,20 @@ ThreadState* NewThreadState() {
   return ts;
 }
 
+// A vfork child's writing (see iorr_vfork_child): its events go out through its own buffers,
+// under no lock (a task of the parent may hold g_writer_lock, or die holding it, and the child
+// may die holding one of its own). The child is the only task touching its state until it
+// execs or ends; its parent is suspended until then.
+void VmChildFlush(ThreadState* ts) {
+  if (ts == nullptr || ts->slot == nullptr || !MapWriterBuffers(&ts->vm_buffers)) return;
+  ts->vm_writing.store(1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ServiceThread(ts, true, NowNs(), ts->vm_buffers);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ts->vm_writing.store(0, std::memory_order_relaxed);
+  ts->head_seen = ts->head.load(std::memory_order_relaxed);
+}
+
 // Copies an event into the thread's ring. Waits (yielding) only when the ring is full.
 void AddEvent(ThreadState* ts, const Event& e) {
   const trace::CallSpec& spec = trace::Spec(e.call);
@@ -767,10 +801,11 @@ void AddEvent(ThreadState* ts, const Event& e) {
   uint64_t room_to_end = kRingBytes - (tail & (kRingBytes - 1));
   uint64_t need = size <= room_to_end ? size : size + room_to_end;
   if (tail + need - ts->head_seen > kRingBytes) {
+    if (t_vm_child) VmChildFlush(ts);  // a vfork child drains its own ring
     ts->head_seen = ts->head.load(std::memory_order_acquire);
     while (tail + need - ts->head_seen > kRingBytes) {
-      if (g_writer_started.load(std::memory_order_acquire) == 0) {  // nobody would drain it
-        g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+      if (t_vm_child || g_writer_started.load(std::memory_order_acquire) == 0) {
+        g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);  // nobody would drain it
         return;
       }
       Wake();
@@ -812,8 +847,12 @@ void AddEvent(ThreadState* ts, const Event& e) {
   // Wake the writer when the ring passes half full, not on every event.
   uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
   if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
-    ts->head_seen = ts->head.load(std::memory_order_acquire);
-    Wake();
+    if (t_vm_child) {
+      VmChildFlush(ts);
+    } else {
+      ts->head_seen = ts->head.load(std::memory_order_acquire);
+      Wake();
+    }
   }
 }
 
@@ -840,7 +879,9 @@ void NoteEscapes(CallId call, const long* k, long ret) {
 
 void NoteExec(const char* what, const char* path) {
   char note[4200];
-  uint32_t pid = t_vm_child && t_state ? t_state->pid : g_pid;
+  uint32_t pid = g_pid;
+  if (t_vm_child)  // a vfork child (recorded or not) is a process of its own
+    pid = t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   if (path)
     snprintf(note, sizeof(note), "%s %u %s", what, pid, path);
   else
@@ -1279,9 +1320,14 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   NoteEscapes(call, kargs, ret);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
-  // Nor from a vfork child: the thread would be the child's, on the parent's memory.
-  if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler && !t_vm_child)
+  // Nor from a vfork child: the thread would be the child's, on the parent's memory. A vfork
+  // child writes what is older than the flush age itself.
+  if (t_vm_child) {
+    if (e.end_ns - ts->slot->unflushed_min.load(std::memory_order_relaxed) >= kFlushAgeNs)
+      VmChildFlush(ts);
+  } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) {
     StartWriter();
+  }
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;
@@ -1294,21 +1340,32 @@ void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);
 }
 
-bool IsOwnFd(long fd) {
-  return g_on && (fd == g_trace_fd || fd == g_shm_fd || (g_lock_fd >= 0 && fd == g_lock_fd));
+// The calling task's liveness lock fd: a vfork child's own, else the process's.
+int& CurrentLockFd() {
+  static int none = -1;
+  if (!t_vm_child) return g_lock_fd;
+  return t_state ? t_state->vm_lock_fd : (none = -1);
 }
-int LockFd() { return g_lock_fd; }
+bool IsOwnFd(long fd) {
+  int lock = CurrentLockFd();
+  return g_on && (fd == g_trace_fd || fd == g_shm_fd || (lock >= 0 && fd == lock));
+}
+int LockFd() { return CurrentLockFd(); }
 int TraceFd() { return g_trace_fd; }
 int SharedFd() { return g_shm_fd; }
 
 bool VacateFd(int fd) {
   if (!IsOwnFd(fd)) return true;
-  long moved = RawSyscall6(SYS_fcntl, fd, fd == g_lock_fd ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
+  int& lock = CurrentLockFd();
+  // A vfork child cannot move the trace's fds: their numbers are the parent's variables too (a
+  // child dup2-ing onto them, just below the fd limit, gets EBUSY).
+  if (t_vm_child && fd != lock) return false;
+  long moved = RawSyscall6(SYS_fcntl, fd, fd == lock ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
   if (moved < 0) return false;
   RawSyscall6(SYS_close, fd);
   if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
   if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
-  if (fd == g_lock_fd) g_lock_fd = static_cast<int>(moved);
+  if (fd == lock) lock = static_cast<int>(moved);
   return true;
 }
 
@@ -1329,18 +1386,16 @@ void ReleaseVforkChild(ThreadState* ts) {
   // Its lock fd is in the child's fd table: it goes with the child (or its exec, close-on-exec).
 }
 
+void BeforeBlocking() {
+  if (g_on && t_vm_child && t_state) VmChildFlush(t_state);
+}
+
 void FlushAll() {
   if (!g_on) return;
   if (t_vm_child) {
     // A vfork child writes its own events only: the parent's threads are the parent's writer's
     // (and the checks Service makes of them read /proc/self, which is the child's here).
-    if (t_state == nullptr) return;
-    long self = Gettid();
-    Lock(g_writer_lock);
-    g_writer_owner.store(self, std::memory_order_release);
-    if (EnsureWriterResources()) ServiceThread(t_state, true, NowNs());
-    g_writer_owner.store(0, std::memory_order_release);
-    Unlock(g_writer_lock);
+    VmChildFlush(t_state);
     return;
   }
   Service(true);
@@ -1547,9 +1602,8 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_lock.store(0);
   g_writer_owner.store(0);
   g_writer_started.store(0);
-  g_leader_left.store(false);  // this thread is the child's main thread
-  g_compressor = nullptr;      // the parent's buffers stay mapped; this process makes its own
-  g_out = nullptr;
+  g_leader_left.store(false);   // this thread is the child's main thread
+  g_buffers = WriterBuffers{};  // the parent's stay mapped; this process makes its own
   t_state = nullptr;
   t_vm_child = false;  // forked from a vfork child: a process of its own
   t_depth = 0;         // fork's wrapper began a call in the parent; the child records afresh
@@ -1568,104 +1622,158 @@ void AfterForkChildOf(bool shared_files) {
 
 // ---- vfork ----
 // vfork() runs the child on the parent's memory until it execs or ends, which costs a fraction
-// of fork (no page tables to copy, no copy-on-write faults after). The child shares the calling
-// thread's thread-local storage too, so the child takes a thread state of its own here and the
-// parent, once resumed, puts its own back (recorder/wrappers.cc has the entry point, in
-// assembly: the child returns from vfork into the caller's frame, so the entry keeps nothing on
-// the stack across the system call). What the child records goes into a stream of its own
-// (its pid and tid); it holds a slot of its own, with no process entry (it has no lock: the
-// parent's is the parent's), freed by the child when it ends, by its new image after an exec
-// (RecordExecFromEnv, as for any exec), or by the parent when it finds the child gone without
-// either.
+// of fork (no page tables to copy, no copy-on-write faults after), and keeps what the program
+// sees of it (a child's stores reach the parent). The child shares the calling thread's
+// thread-local storage too, so around the system call (recorder/wrappers.cc has the entry, in
+// assembly: the child returns from vfork into the caller's frame, so nothing is kept on the
+// stack across the system call):
+//  - the parent saves its thread state, signal mask and return address on a small stack in
+//    thread-local storage, with every signal blocked (but SIGSYS, which the library's own work
+//    never raises there) until it has its state back, so no handler runs on the child's state;
+//  - the child takes a thread state, a slot and a process entry with its lock of its own, and
+//    writes its events itself, through buffers of its own and under no lock (a task of the
+//    parent may hold g_writer_lock or die holding it; the parent's writer never sees the
+//    child's state): when its ring is half full, when its oldest event is 100 ms old at its next
+//    call, before a system call that may block (dispatch), at exec and at its end;
+//  - the child's new image adopts its entry and frees its slot once it has recorded the exec,
+//    as after any exec; a child that ends frees both; the parent, resumed, writes what a child
+//    killed before exec left and frees its slot, and unmaps the child's state.
+// (User-space shadow stacks, which glibc 2.36 does not enable, would need vfork's child to jump
+// rather than return, as glibc's own vfork does.)
 struct VforkSave {
   ThreadState* state;
-  ThreadState* child;  // the child's thread state (null: not recorded)
+  ThreadState* child;  // the child's thread state (null: the child is not recorded)
+  uintptr_t ret_addr;  // vfork's caller
+  uint64_t mask;       // the signal mask before vfork
   int depth;
   bool done;
   bool in_handler;
+  bool armed;
   char selector;
   Call call;  // the parent's clone event
 };
-thread_local VforkSave t_vfork __attribute__((tls_model("initial-exec")));
+constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
+thread_local VforkSave t_vfork[kVforkNesting] __attribute__((tls_model("initial-exec")));
+thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace iorr::recorder
 
 using iorr::recorder::t_vfork;
+using iorr::recorder::t_vfork_level;
+
+// What the entry returns: vfork's result in rax, the caller's address (to push and return to)
+// in rdx.
+struct VforkReturn {
+  long value;
+  uintptr_t ret_addr;
+};
 
 // Before the system call, in the parent. The gate is not used for vfork's own syscall (it must
-// be made from the entry, whose frame is the caller's): allow it through the selector.
-extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare() {
+// be made from the entry, whose frame is the caller's): the selector allows it.
+extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr_t ret_addr) {
   using namespace iorr::recorder;
-  t_vfork = VforkSave{};
-  t_vfork.depth = t_depth;
-  t_vfork.done = t_done;
-  t_vfork.in_handler = t_in_handler;
-  t_vfork.selector = t_selector;
-  bool on = BeginCall(&t_vfork.call);
-  t_vfork.state = t_state;  // after BeginCall, which makes the thread's first one
-  if (on && !t_vm_child) t_vfork.child = AllocThreadState();  // none: the child goes unrecorded
+  uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
+              reinterpret_cast<long>(&old), 8);
+  if (t_vfork_level >= kVforkNesting) {  // sixteen vfork children deep: give up, loudly
+    WriteNote("recorder: vfork nested too deep");
+    RawSyscall6(SYS_exit_group, 127);
+  }
+  VforkSave& v = t_vfork[t_vfork_level++];
+  v = VforkSave{};
+  v.ret_addr = ret_addr;
+  v.mask = old;
+  v.depth = t_depth;
+  v.done = t_done;
+  v.in_handler = t_in_handler;
+  v.armed = t_armed;
+  v.selector = t_selector;
+  bool on = BeginCall(&v.call);
+  v.state = t_state;  // after BeginCall, which makes the thread's first one
+  if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
   AllowSyscalls();
 }
 
 // In the child (pid 0 returned), before it returns into the caller.
-extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_child() {
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() {
   using namespace iorr::recorder;
-  ThreadState* ts = t_vfork.child;
+  VforkSave& v = t_vfork[t_vfork_level - 1];
+  // The parent's lock stays the parent's: this fd table's copy of it goes (the parent's table
+  // keeps its own), found before this task counts as a vfork child (CurrentLockFd).
+  int inherited = CurrentLockFd();
+  if (inherited >= 0) RawSyscall6(SYS_close, inherited);
+  ThreadState* ts = v.child;
   t_vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
-  t_state = ts;
+  t_state = nullptr;
   t_depth = 0;
   t_in_handler = false;
-  t_done = ts == nullptr;  // unrecorded, its exec still carries the recording on
-  if (ts == nullptr) return;
-  uint32_t pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
-  int fd = -1;
-  uint32_t entry = 0;
-  if (ClaimEntry(pid, &fd, &entry)) {
-    ts->vm_lock_fd = fd;
-    ts->vm_entry = entry;
-  }
-  StartThreadState(ts, pid, ts->vm_entry);
-  if (ts->slot == nullptr) {
-    ReleaseVforkChild(ts);
-    t_done = true;
-    return;
+  t_done = true;  // until it has a state and a slot; unrecorded, its exec carries the recording on
+  if (ts != nullptr) {
+    uint32_t pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+    int fd = -1;
+    uint32_t entry = 0;
+    if (ClaimEntry(pid, &fd, &entry)) {
+      ts->vm_lock_fd = fd;
+      ts->vm_entry = entry;
+    }
+    StartThreadState(ts, pid, ts->vm_entry);
+    if (ts->slot != nullptr) {
+      t_state = ts;
+      t_done = false;
+    } else {
+      ReleaseVforkChild(ts);
+    }
   }
   DispatchArmThread();  // the kernel does not carry dispatch into a child
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
+  return VforkReturn{0, v.ret_addr};
 }
 
-extern "C" __attribute__((visibility("hidden"))) long iorr_vfork_parent(long ret) {
+// In the parent once the child has exec'd or ended: the parent's thread state back, the call
+// recorded, what the child left written and its state unmapped.
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret) {
   using namespace iorr::recorder;
-  ThreadState* child = t_vfork.child;
+  VforkSave& v = t_vfork[--t_vfork_level];
+  ThreadState* child = v.child;
   t_vm_child = false;
-  t_state = t_vfork.state;
-  t_depth = t_vfork.call.on ? 1 : t_vfork.depth;  // inside the call, as BeginCall left it
-  t_done = t_vfork.done;
-  t_in_handler = t_vfork.in_handler;
-  t_selector = t_vfork.selector;
-  if (t_vfork.call.on) AllowSyscalls();
+  t_state = v.state;
+  t_depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
+  t_done = v.done;
+  t_in_handler = v.in_handler;
+  t_armed = v.armed;
+  t_selector = v.selector;
+  if (v.call.on) AllowSyscalls();
   if (child != nullptr) {
-    // The child has exec'd or ended. Ended (exec_pending clear), what it left unwritten (its
-    // end did not come through the library: killed, or a raw exit) is written now and its slot
-    // and entry freed. After an exec its new image adopts both, and frees the slot once it has
-    // recorded the exec; an image that is not recorded keeps the lock until it ends.
+    // Ended without an exec (exec_pending clear) and not through the library (killed, or a
+    // raw exit): what it left is written now, its slot and entry freed. After an exec its new
+    // image adopts both and frees the slot once it has recorded the exec; an image that is not
+    // recorded keeps the lock until it ends.
     if (ret >= 0 && child->slot != nullptr && !child->exec_pending.load()) {
-      long self = Gettid();
-      Lock(g_writer_lock);
-      g_writer_owner.store(self, std::memory_order_release);
-      if (EnsureWriterResources()) ServiceThread(child, true, NowNs());
-      g_writer_owner.store(0, std::memory_order_release);
-      Unlock(g_writer_lock);
+      // Killed while writing: its encoder may be half way through an event. What it held is
+      // lost (as with any process killed mid-write); the ring from its head is whole.
+      if (child->vm_writing.load()) {
+        g_shared->dropped_events.fetch_add(child->enc.events(), std::memory_order_relaxed);
+        child->enc.Begin(child->stream, child->pid, child->tid);
+        child->encoder_since = kNever;
+      }
+      if (MapWriterBuffers(&child->vm_buffers))
+        ServiceThread(child, true, NowNs(), child->vm_buffers);
       ReleaseVforkChild(child);
     }
     UnmapThreadState(child);
   }
-  if (t_vfork.call.on) {
+  if (v.call.on) {
     long k[6] = {CLONE_VM | CLONE_VFORK | SIGCHLD};
-    EndCall(&t_vfork.call, CallId::clone, k, ret);
+    EndCall(&v.call, CallId::clone, k, ret);
   }
+  long value = ret;
   if (ret < 0) {
     errno = static_cast<int>(-ret);
-    return -1;
+    value = -1;
   }
-  return ret;
+  uintptr_t ret_addr = v.ret_addr;
+  int saved = errno;
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
+  errno = saved;
+  return VforkReturn{value, ret_addr};
 }

@@ -78,6 +78,9 @@ void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
+// Before a system call that may block for long: a vfork child writes what it has (nobody else
+// writes its events; see the vfork section of preload.cc).
+void BeforeBlocking();
 // At process exit, after the last flush: frees this process's watermark slots.
 void ReleaseProcessSlots();
 

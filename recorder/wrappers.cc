@@ -740,14 +740,11 @@ IORR_EXPORT pid_t fork() {
 }
 // vfork: the child returns from it into the caller's frame while the parent is suspended, then
 // runs on that stack; the parent, resumed, returns through the same frame. So nothing may be
-// kept on the stack across the system call: the return address waits in thread-local storage
-// (the child, sharing it, only reads it) and the work before and after is done by calls made
-// with the caller's stack pointer (iorr_vfork_* in preload.cc). The system call is made here,
-// outside the gate: iorr_vfork_prepare sets the dispatch selector to allow it.
-extern "C" {
-__attribute__((visibility("hidden"),
-               tls_model("initial-exec"))) thread_local uintptr_t iorr_vfork_ret = 0;
-}
+// kept on the stack across the system call: the return address is handed to the work before
+// (iorr_vfork_prepare, which keeps it in thread-local storage) and comes back from the work after
+// (iorr_vfork_child or iorr_vfork_parent, in rdx beside vfork's result in rax), all called with
+// the caller's stack pointer (preload.cc). The system call is made here, outside the gate:
+// iorr_vfork_prepare sets the dispatch selector to allow it.
 asm(R"(
   .text
   .globl vfork
@@ -756,11 +753,9 @@ asm(R"(
 vfork:
   .cfi_startproc
   endbr64
-  popq %rdx
+  popq %rdi
   .cfi_adjust_cfa_offset -8
   .cfi_undefined rip
-  movq iorr_vfork_ret@gottpoff(%rip), %rcx
-  movq %rdx, %fs:(%rcx)
   call iorr_vfork_prepare
   movl $58, %eax
   syscall
@@ -771,10 +766,8 @@ vfork:
   jmp 2f
 1:
   call iorr_vfork_child
-  xorl %eax, %eax
 2:
-  movq iorr_vfork_ret@gottpoff(%rip), %rcx
-  pushq %fs:(%rcx)
+  pushq %rdx
   ret
   .cfi_endproc
   .size vfork, .-vfork

@@ -211,6 +211,27 @@ thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  //
 // VforkChild); t_state is then its own, not the parent thread's.
 thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
 
+// The saves around vfork (see the vfork section at the end).
+struct VforkSave {
+  ThreadState* state;
+  ThreadState* child;  // the child's thread state (null: the child is not recorded)
+  uintptr_t ret_addr;  // vfork's caller
+  uint64_t mask;       // the signal mask before vfork
+  int depth;
+  bool done;
+  bool in_handler;
+  bool armed;
+  bool vm_child;  // the caller is itself a vfork child (a nested vfork)
+  char selector;
+  unsigned char sigsys[32];  // the program's SIGSYS disposition (the child has its own copy)
+  long exec_mem;             // pages a child's trapped exec mapped for its environment
+  size_t exec_mem_bytes;
+  Call call;  // the parent's clone event
+};
+constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
+thread_local VforkSave t_vfork[kVforkNesting] __attribute__((tls_model("initial-exec")));
+thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
+
 long Gettid() { return RawSyscall6(SYS_gettid); }
 
 void* MapMemory(size_t n) {
@@ -778,7 +799,8 @@ ThreadState* NewThreadState() {
 // execs or ends; its parent is suspended until then.
 void VmChildFlush(ThreadState* ts) {
   if (ts == nullptr || ts->slot == nullptr || !MapWriterBuffers(&ts->vm_buffers)) return;
-  ts->vm_writing.store(1, std::memory_order_relaxed);
+  // Once at a time: a signal handler's call may come here while the child is already writing.
+  if (ts->vm_writing.exchange(1, std::memory_order_relaxed) != 0) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   ServiceThread(ts, true, NowNs(), ts->vm_buffers);
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -859,18 +881,25 @@ void AddEvent(ThreadState* ts, const Event& e) {
 // What the trace cannot hold is said in it: I/O submitted through io_uring or libaio, and stores
 // through a shared writable mapping of a file (once per process).
 bool g_noted_shared_map = false;
+// The calling task's process: a vfork child (recorded or not) is a process of its own.
+uint32_t TaskPid() {
+  if (!t_vm_child) return g_pid;
+  return t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+}
+
 void NoteEscapes(CallId call, const long* k, long ret) {
   char note[160];
+  uint32_t pid = TaskPid();
   if (trace::Spec(call).effect == trace::Effect::kEscape && ret >= 0) {
-    snprintf(note, sizeof(note), "escape %u: %s: I/O submitted through it is not recorded", g_pid,
+    snprintf(note, sizeof(note), "escape %u: %s: I/O submitted through it is not recorded", pid,
              std::string_view(trace::Spec(call).name).data());
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   } else if (call == CallId::mmap && ret >= 0 && static_cast<int>(k[4]) >= 0 &&
-             (k[3] & MAP_SHARED) && (k[2] & PROT_WRITE) && !g_noted_shared_map) {
-    g_noted_shared_map = true;
+             (k[3] & MAP_SHARED) && (k[2] & PROT_WRITE) && (t_vm_child || !g_noted_shared_map)) {
+    if (!t_vm_child) g_noted_shared_map = true;  // once per process (a vfork child: each time)
     snprintf(note, sizeof(note),
-             "escape %u: stores through a shared writable mapping (fd %d) are not recorded", g_pid,
+             "escape %u: stores through a shared writable mapping (fd %d) are not recorded", pid,
              static_cast<int>(k[4]));
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
@@ -879,9 +908,7 @@ void NoteEscapes(CallId call, const long* k, long ret) {
 
 void NoteExec(const char* what, const char* path) {
   char note[4200];
-  uint32_t pid = g_pid;
-  if (t_vm_child)  // a vfork child (recorded or not) is a process of its own
-    pid = t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  uint32_t pid = TaskPid();
   if (path)
     snprintf(note, sizeof(note), "%s %u %s", what, pid, path);
   else
@@ -1256,7 +1283,9 @@ __attribute__((destructor(101))) void Fini() {
 
 int64_t NowNs() {
   if (g_tsc_mult != 0) {
-    for (;;) {
+    // The anchor's writer never leaves it odd for long, unless it died there (a process killed
+    // mid-resync whose vfork child lives on): then the monotonic clock.
+    for (int spins = 0; spins < (1 << 20); ++spins) {
       uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
       TscAnchor a = g_anchor;
       std::atomic_thread_fence(std::memory_order_acquire);
@@ -1273,7 +1302,10 @@ int64_t NowNs() {
 }
 
 bool BeginCall(Call* c) {
-  if (!g_on || t_depth != 0 || t_done || g_released.load(std::memory_order_relaxed)) return false;
+  // (A vfork child goes on when its parent's process ends: the release is the parent's.)
+  if (!g_on || t_depth != 0 || t_done ||
+      (g_released.load(std::memory_order_relaxed) && !t_vm_child))
+    return false;
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     t_depth = 1;
@@ -1386,6 +1418,12 @@ void ReleaseVforkChild(ThreadState* ts) {
   // Its lock fd is in the child's fd table: it goes with the child (or its exec, close-on-exec).
 }
 
+void VforkChildMapping(long addr, size_t bytes) {
+  if (!t_vm_child || t_vfork_level == 0) return;
+  t_vfork[t_vfork_level - 1].exec_mem = addr;
+  t_vfork[t_vfork_level - 1].exec_mem_bytes = bytes;
+}
+
 void BeforeBlocking() {
   if (g_on && t_vm_child && t_state) VmChildFlush(t_state);
 }
@@ -1405,6 +1443,8 @@ void ReleaseProcessSlots() {
   if (!g_on) return;
   if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
     if (t_state) ReleaseVforkChild(t_state);
+    t_state = nullptr;  // nothing more of it is recorded (its parent unmaps the state)
+    t_done = true;
     return;
   }
   if (g_released.load()) return;
@@ -1457,7 +1497,7 @@ void NoteUnarmedSpawn() {
   snprintf(note, sizeof(note),
            "escape %u: a child spawned from inside libc (system, popen) with an environment "
            "without the recorder's library runs unrecorded",
-           g_pid);
+           TaskPid());
   WriteNote(note);
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
@@ -1606,7 +1646,8 @@ void AfterForkChildOf(bool shared_files) {
   g_buffers = WriterBuffers{};  // the parent's stay mapped; this process makes its own
   t_state = nullptr;
   t_vm_child = false;  // forked from a vfork child: a process of its own
-  t_depth = 0;         // fork's wrapper began a call in the parent; the child records afresh
+  t_vfork_level = 0;
+  t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
   // The parent's lock fd refers to the parent's lock: close this copy, take an entry of its own.
   // A child sharing the parent's fd table (CLONE_FILES) must not close it: it goes without.
@@ -1640,21 +1681,6 @@ void AfterForkChildOf(bool shared_files) {
 //    killed before exec left and frees its slot, and unmaps the child's state.
 // (User-space shadow stacks, which glibc 2.36 does not enable, would need vfork's child to jump
 // rather than return, as glibc's own vfork does.)
-struct VforkSave {
-  ThreadState* state;
-  ThreadState* child;  // the child's thread state (null: the child is not recorded)
-  uintptr_t ret_addr;  // vfork's caller
-  uint64_t mask;       // the signal mask before vfork
-  int depth;
-  bool done;
-  bool in_handler;
-  bool armed;
-  char selector;
-  Call call;  // the parent's clone event
-};
-constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
-thread_local VforkSave t_vfork[kVforkNesting] __attribute__((tls_model("initial-exec")));
-thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace iorr::recorder
 
@@ -1687,7 +1713,9 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.done = t_done;
   v.in_handler = t_in_handler;
   v.armed = t_armed;
+  v.vm_child = t_vm_child;
   v.selector = t_selector;
+  SaveProgramSigsys(v.sigsys);
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
@@ -1735,7 +1763,10 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   using namespace iorr::recorder;
   VforkSave& v = t_vfork[--t_vfork_level];
   ThreadState* child = v.child;
-  t_vm_child = false;
+  t_vm_child = v.vm_child;
+  RestoreProgramSigsys(v.sigsys);  // what the child set was the child's
+  if (v.exec_mem != 0)  // the child's exec took its image, not these pages (they are ours)
+    RawSyscall6(SYS_munmap, v.exec_mem, static_cast<long>(v.exec_mem_bytes));
   t_state = v.state;
   t_depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
   t_done = v.done;
@@ -1756,8 +1787,14 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
         child->enc.Begin(child->stream, child->pid, child->tid);
         child->encoder_since = kNever;
       }
+      // Written with a slot of its own: a finder may free the child's real one meanwhile
+      // (its lock is gone), and another process take it.
+      ThreadSlot* real = child->slot;
+      ThreadSlot scratch;
+      child->slot = &scratch;
       if (MapWriterBuffers(&child->vm_buffers))
         ServiceThread(child, true, NowNs(), child->vm_buffers);
+      child->slot = real;
       ReleaseVforkChild(child);
     }
     UnmapThreadState(child);

@@ -10,6 +10,7 @@
 //  - The library's own system calls use RawSyscall6, never the libc functions it interposes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "traces/calls.h"
@@ -65,6 +66,13 @@ bool DispatchInstall();
 // Per thread: arms dispatch (at start, in new threads, in a forked child).
 void DispatchArmThread();
 bool DispatchEnabled();
+// The program's SIGSYS disposition as the library emulates it (32 bytes), saved and restored
+// around vfork: a vfork child's sigaction is the child's.
+void SaveProgramSigsys(unsigned char* out);
+void RestoreProgramSigsys(const unsigned char* in);
+// A vfork child's trapped exec maps its new environment in memory its parent shares: the parent
+// unmaps it once resumed (addr 0: nothing to unmap).
+void VforkChildMapping(long addr, size_t bytes);
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".

@@ -6,7 +6,8 @@
 #   xfs-wb          loop-mounted xfs, loop write cache "write back" (barriers reach the device)
 #   xfs-wt          loop-mounted xfs, loop write cache "write through" (the block layer strips
 #                   PREFLUSH/FUA: barriers off)
-# runs each workload RUNS times for real on a fresh file system (measured: its wall time), and
+# runs each workload RUNS times for real on a fresh file system (measured: its wall time; the
+# four configurations in turn in each round, so that the host's drift affects them alike), and
 # replays its recording RUNS times onto a fresh file system with `iorr replay --block-trace`
 # (measured: the flushes, FUA writes and bytes by kind the kernel queued at block_bio_queue).
 # The prediction is `iorr model` of the recording with the matching file-system model, on a
@@ -73,6 +74,9 @@ if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* ]]; then
   else tarball=$(bash "$shared/workloads/linux-tar.sh" --subset "$subset"); fi
 fi
 IFS=, read -r -a wl <<< "$workloads"
+# The interpreter itself, not a wrapper found first in PATH (a version manager's shim is a shell
+# script that starts dozens of processes: the workload would measure their start-up, not I/O).
+python=$(command -v /usr/bin/python3 || command -v python3)
 { echo "PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
   for i in $(seq 250); do echo "BEGIN; INSERT INTO t(v) VALUES ('row $i $(printf '%0200d' "$i")'); COMMIT;"; done
 } > "$work/sqlite.sql"
@@ -83,7 +87,7 @@ workload() {  # name [prefix command...]
   shift
   case $w in
     fsync)  # 250 files of 16 KiB, each written and fsynced: 250 flushes with barriers
-      "$@" python3 -c "
+      "$@" "$python" -c "
 import os
 os.mkdir('d')
 for i in range(250):
@@ -122,16 +126,21 @@ done
 # The ext4 journal mke2fs makes for the image size (ext2fs_default_journal_size).
 case $size in 1G) journal_mb=32 ;; 2G|3G|4G|8G|16G) journal_mb=64 ;; *) journal_mb=128 ;; esac
 configs=(ext4-barrier ext4-nobarrier xfs-wb xfs-wt)
+config_args() {  # config: sets fs, args and barrier
+  case $1 in
+    ext4-barrier) fs=ext4 args=(--opts barrier=1) barrier=on ;;
+    ext4-nobarrier) fs=ext4 args=(--opts barrier=0) barrier=off ;;
+    xfs-wb) fs=xfs args=(--write-cache back) barrier=on ;;
+    xfs-wt) fs=xfs args=(--write-cache through) barrier=off ;;
+  esac
+}
 : > "$work/results.jsonl"
 for w in "${wl[@]}"; do
-  for c in "${configs[@]}"; do
-    case $c in
-      ext4-barrier) fs=ext4 args=(--opts barrier=1) barrier=on ;;
-      ext4-nobarrier) fs=ext4 args=(--opts barrier=0) barrier=off ;;
-      xfs-wb) fs=xfs args=(--write-cache back) barrier=on ;;
-      xfs-wt) fs=xfs args=(--write-cache through) barrier=off ;;
-    esac
-    for i in $(seq "$runs"); do
+  # Rounds of the four configurations in turn, so that a drift of the host's own costs (its disk,
+  # its page cache) during the runs shows in every configuration alike, not in one's ratio.
+  for i in $(seq "$runs"); do
+    for c in "${configs[@]}"; do
+      config_args "$c"
       # The program itself on the real file system, timed (its set-up is not).
       bash "$loopfs" mount "$fs" "$mnt" --size "$size" --fill "${args[@]}" > /dev/null
       (cd "$mnt" && set_up "$w" > /dev/null && sync && echo 3 > /proc/sys/vm/drop_caches &&
@@ -156,6 +165,10 @@ print(json.dumps({"kind": "real", "workload": w, "config": c, "seconds": float(o
                   "bytes": k["bytes_written"]}))
 PY
     done
+    log "$w: round $i of $runs done"
+  done
+  for c in "${configs[@]}"; do
+    config_args "$c"
     "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
       --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --journal-mb "$journal_mb" \
       --json > "$work/model.json"
@@ -168,7 +181,6 @@ print(json.dumps({"kind": "model", "workload": w, "config": c, "seconds": row["e
                   "fua": row["asked_fua"] if row["barrier"] == "on" else row["fua_writes"],
                   "bytes": row["bytes_written"]}))
 PY
-    log "$w on $c done"
   done
 done
 

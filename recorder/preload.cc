@@ -747,14 +747,15 @@ void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
 // Hands ts to the writer; false when the registry is full.
 bool RegisterThread(ThreadState* ts) {
   for (int i = 0; i < kMaxThreads; ++i) {
-    ThreadState* expect = nullptr;
-    if (g_threads[i].compare_exchange_strong(expect, ts)) {
-      int used = g_threads_used.load(std::memory_order_relaxed);
-      while (used < i + 1 &&
-             !g_threads_used.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
-      }
-      return true;
+    if (g_threads[i].load(std::memory_order_relaxed) != nullptr) continue;
+    // The count first: a fork child clears entries up to it, and must see this one if the
+    // entry is taken before the fork.
+    int used = g_threads_used.load(std::memory_order_relaxed);
+    while (used < i + 1 &&
+           !g_threads_used.compare_exchange_weak(used, i + 1, std::memory_order_seq_cst)) {
     }
+    ThreadState* expect = nullptr;
+    if (g_threads[i].compare_exchange_strong(expect, ts)) return true;
   }
   return false;
 }
@@ -1752,7 +1753,12 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
       ReleaseVforkChild(ts);
     }
   }
-  DispatchArmThread();  // the kernel does not carry dispatch into a child
+  // Not armed (the kernel does not carry dispatch into a child): a trap raises SIGSYS, and a
+  // child that asked to be traced (PTRACE_TRACEME, as gdb's inferior does before its exec)
+  // stops at every signal for a tracer that is its vfork parent, suspended until the exec:
+  // both would wait forever. Until its exec the child is recorded through the wrappers only.
+  t_armed = false;
+  t_selector = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
   return VforkReturn{0, v.ret_addr};
 }

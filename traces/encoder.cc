@@ -110,8 +110,10 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory) {
   // Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit.
+  // More strings than bytes to hold them is no limit (and 2^30 would overflow the table size).
   if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
-      limits.section_bytes > kMaxChunkStringBytes || limits.max_strings == 0)
+      limits.section_bytes > kMaxChunkStringBytes || limits.max_strings == 0 ||
+      limits.max_strings > limits.section_bytes)
     return false;
   limits_ = limits;
   unit_ = time_unit_ns;
@@ -303,7 +305,7 @@ bool ChunkEncoder::Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefi
 bool ChunkEncoder::PutStoredFrame(const uint8_t* prefix, size_t prefix_len, size_t raw_size,
                                   ZSTD_outBuffer* zout) const {
   static_assert(kStoredMaxBytes < 65536 + 256 && kStoredMaxBytes < (128u << 10));
-  if (zout->size - zout->pos < 9 + raw_size) return false;
+  if (zout->size - zout->pos < 10 + raw_size) return false;
   uint8_t* o = static_cast<uint8_t*>(zout->dst) + zout->pos;
   const uint32_t magic = ZSTD_MAGICNUMBER;
   std::memcpy(o, &magic, 4);  // little-endian, as the format and x86 are

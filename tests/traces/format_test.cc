@@ -473,6 +473,38 @@ TEST(TraceFormat, SmallChunksAreStoredLargeOnesCompressed) {
   }
 }
 
+// A stored frame of 256 bytes or more has a 10-byte header: an output buffer one byte short
+// of it is refused, not overrun.
+TEST(TraceFormat, StoredFrameNeedsItsWholeHeaderRoom) {
+  ChunkLimits limits;
+  ChunkEncoder enc;
+  ASSERT_TRUE(enc.Init(limits, 1000));
+  ChunkCompressor zc;
+  ASSERT_TRUE(zc.Init(limits.zstd_level));
+  auto fill = [&] {
+    enc.Begin(0, 7, 7);
+    Event e;
+    e.call = CallId::openat;
+    for (int i = 0; i < 20; ++i) {
+      e.start_ns = e.end_ns = i * 1000;
+      e.args[0].i = -100;
+      e.args[1].null = false;
+      e.args[1].s = "some/file/name/" + std::to_string(i * 7919);
+      ASSERT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
+    }
+  };
+  std::vector<uint8_t> out(enc.MaxOutputBytes());
+  fill();
+  ASSERT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
+  uint64_t raw = enc.last_meta().raw_size;
+  ASSERT_GE(raw, 256u);
+  ASSERT_LE(raw, ChunkEncoder::kStoredMaxBytes);
+  fill();
+  EXPECT_EQ(enc.Finish(zc, 0, out.data(), kMaxChunkRecordBytes + 9 + raw), 0u);
+  fill();
+  EXPECT_GT(enc.Finish(zc, 0, out.data(), kMaxChunkRecordBytes + 10 + raw), 0u);
+}
+
 TEST(TraceFormat, SalvageGetsPastADamagedChunkRecord) {
   ChunkLimits small;
   small.max_events = 1000;

@@ -222,7 +222,6 @@ long Execve(long nr, const long* a) {
   long mem = RawSyscall6(SYS_mmap, 0, static_cast<long>(bytes), PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   bool have_mem = !(mem < 0 && mem > -4096);
-  if (have_mem) VforkChildMapping(mem, bytes);  // a vfork child's exec leaves them to the parent
   char** env2 = have_mem ? reinterpret_cast<char**>(mem) : nullptr;
   char* buf =
       have_mem ? reinterpret_cast<char*>(mem) + sizeof(char*) * static_cast<size_t>(cap) : nullptr;
@@ -238,10 +237,7 @@ long Execve(long nr, const long* a) {
   long r = Raw(nr, b);
   if (ok) ExecKeepsLock(false);
   NoteExecFailed();
-  if (have_mem) {
-    RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
-    VforkChildMapping(0, 0);
-  }
+  if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
   if (on) EndCall(&c, nr == SYS_execveat ? CallId::execveat : CallId::execve, a, r);
   return r;
 }
@@ -316,24 +312,6 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     case SYS_dup3:
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
       break;
-    case SYS_wait4:
-    case SYS_waitid:
-    case SYS_nanosleep:
-    case SYS_clock_nanosleep:
-    case SYS_pause:
-    case SYS_rt_sigsuspend:
-    case SYS_rt_sigtimedwait:
-    case SYS_poll:
-    case SYS_ppoll:
-    case SYS_select:
-    case SYS_pselect6:
-    case SYS_epoll_wait:
-    case SYS_epoll_pwait:
-    case SYS_epoll_pwait2:
-    case SYS_futex:
-      BeforeBlocking();  // a vfork child writes what it has before it may wait long
-      ret = RunRecorded(nr, a);
-      break;
     default:
       ret = RunRecorded(nr, a);
   }
@@ -352,12 +330,6 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 }  // namespace
 
 bool DispatchEnabled() { return g_enabled; }
-
-static_assert(sizeof(KSigaction) == 32);
-void SaveProgramSigsys(unsigned char* out) { memcpy(out, &g_program_sigsys, sizeof(KSigaction)); }
-void RestoreProgramSigsys(const unsigned char* in) {
-  memcpy(&g_program_sigsys, in, sizeof(KSigaction));
-}
 
 bool DispatchInstall() {
   // Our handler for SIGSYS; remember what the program had.

@@ -223,9 +223,6 @@ struct VforkSave {
   bool armed;
   bool vm_child;  // the caller is itself a vfork child (a nested vfork)
   char selector;
-  unsigned char sigsys[32];  // the program's SIGSYS disposition (the child has its own copy)
-  long exec_mem;             // pages a child's trapped exec mapped for its environment
-  size_t exec_mem_bytes;
   Call call;  // the parent's clone event
 };
 constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
@@ -1419,16 +1416,6 @@ void ReleaseVforkChild(ThreadState* ts) {
   // Its lock fd is in the child's fd table: it goes with the child (or its exec, close-on-exec).
 }
 
-void VforkChildMapping(long addr, size_t bytes) {
-  if (!t_vm_child || t_vfork_level == 0) return;
-  t_vfork[t_vfork_level - 1].exec_mem = addr;
-  t_vfork[t_vfork_level - 1].exec_mem_bytes = bytes;
-}
-
-void BeforeBlocking() {
-  if (g_on && t_vm_child && t_state) VmChildFlush(t_state);
-}
-
 void FlushAll() {
   if (!g_on) return;
   if (t_vm_child) {
@@ -1676,7 +1663,9 @@ void AfterForkChildOf(bool shared_files) {
 //    writes its events itself, through buffers of its own and under no lock (a task of the
 //    parent may hold g_writer_lock or die holding it; the parent's writer never sees the
 //    child's state): when its ring is half full, when its oldest event is 100 ms old at its next
-//    call, before a system call that may block (dispatch), at exec and at its end;
+//    call, at exec and at its end. It is not armed for dispatch (see iorr_vfork_child), so
+//    nothing it does goes through the SIGSYS handler and the state that handler keeps for the
+//    process (the program's SIGSYS disposition, a trapped exec's pages) stays the parent's;
 //  - the child's new image adopts its entry and frees its slot once it has recorded the exec,
 //    as after any exec; a child that ends frees both; the parent, resumed, writes what a child
 //    killed before exec left and frees its slot, and unmaps the child's state.
@@ -1716,7 +1705,6 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.armed = t_armed;
   v.vm_child = t_vm_child;
   v.selector = t_selector;
-  SaveProgramSigsys(v.sigsys);
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
@@ -1770,9 +1758,6 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   VforkSave& v = t_vfork[--t_vfork_level];
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;
-  RestoreProgramSigsys(v.sigsys);  // what the child set was the child's
-  if (v.exec_mem != 0)  // the child's exec took its image, not these pages (they are ours)
-    RawSyscall6(SYS_munmap, v.exec_mem, static_cast<long>(v.exec_mem_bytes));
   t_state = v.state;
   t_depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
   t_done = v.done;

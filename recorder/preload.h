@@ -10,7 +10,6 @@
 //  - The library's own system calls use RawSyscall6, never the libc functions it interposes.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "traces/calls.h"
@@ -66,13 +65,6 @@ bool DispatchInstall();
 // Per thread: arms dispatch (at start, in new threads, in a forked child).
 void DispatchArmThread();
 bool DispatchEnabled();
-// The program's SIGSYS disposition as the library emulates it (32 bytes), saved and restored
-// around vfork: a vfork child's sigaction is the child's.
-void SaveProgramSigsys(unsigned char* out);
-void RestoreProgramSigsys(const unsigned char* in);
-// A vfork child's trapped exec maps its new environment in memory its parent shares: the parent
-// unmaps it once resumed (addr 0: nothing to unmap).
-void VforkChildMapping(long addr, size_t bytes);
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
@@ -86,9 +78,7 @@ void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
-// Before a system call that may block for long: a vfork child writes what it has (nobody else
-// writes its events; see the vfork section of preload.cc).
-void BeforeBlocking();
+
 // At process exit, after the last flush: frees this process's watermark slots.
 void ReleaseProcessSlots();
 

@@ -818,8 +818,8 @@ int main(int argc, char** argv) {
     sigaction(SIGALRM, &sa, 0);
     p = vfork();
     if (p == 0) {
-      // Events up to 100 ms old when the child writes them before nanosleep: the handler's
-      // calls meanwhile ask for a write of their own (flush age) while that one is under way.
+      // Events up to 100 ms old as the handler's calls begin: each of those asks for a write of
+      // the child's events (flush age), and one may come while another is under way.
       struct stat sb;
       stat("/dev/null", &sb);
       struct timespec t0, t1;

@@ -408,15 +408,23 @@ TEST(TraceFormat, ManyStringsInOneChunkReadBack) {
   for (size_t i = 0; i < events.size(); ++i) ASSERT_EQ(back[i].s[0], events[i].s[0]) << i;
 }
 
-// A string the table already holds is a back-reference also once the table has grown: the
-// repeats add a few bytes of references each, not their names again.
-TEST(TraceFormat, RepeatsAfterTheTableGrewAreReferences) {
+// An encoder and compressor with the default limits, and an output buffer that holds any chunk.
+class ChunkEncoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(enc.Init(limits, 1000));
+    ASSERT_TRUE(zc.Init(limits.zstd_level));
+    out.resize(enc.MaxOutputBytes());
+  }
   ChunkLimits limits;
   ChunkEncoder enc;
-  ASSERT_TRUE(enc.Init(limits, 1000));
   ChunkCompressor zc;
-  ASSERT_TRUE(zc.Init(limits.zstd_level));
-  std::vector<uint8_t> out(enc.MaxOutputBytes());
+  std::vector<uint8_t> out;
+};
+
+// A string the table already holds is a back-reference also once the table has grown: the
+// repeats add a few bytes of references each, not their names again.
+TEST_F(ChunkEncoderTest, RepeatsAfterTheTableGrewAreReferences) {
   auto raw_size = [&](int events) {
     enc.Begin(0, 7, 7);
     Event e;
@@ -440,13 +448,7 @@ TEST(TraceFormat, RepeatsAfterTheTableGrewAreReferences) {
 // Payloads up to kStoredMaxBytes go into their zstd frame uncompressed (one Raw block):
 // frame header and block header only, still one valid zstd frame that reads back; larger ones
 // are compressed.
-TEST(TraceFormat, SmallChunksAreStoredLargeOnesCompressed) {
-  ChunkLimits limits;
-  ChunkEncoder enc;
-  ASSERT_TRUE(enc.Init(limits, 1000));
-  ChunkCompressor zc;
-  ASSERT_TRUE(zc.Init(limits.zstd_level));
-  std::vector<uint8_t> out(enc.MaxOutputBytes());
+TEST_F(ChunkEncoderTest, SmallChunksAreStoredLargeOnesCompressed) {
   for (int events : {0, 1, 20, 3000}) {
     enc.Begin(0, 7, 7);
     Event e;
@@ -475,12 +477,7 @@ TEST(TraceFormat, SmallChunksAreStoredLargeOnesCompressed) {
 
 // A stored frame of 256 bytes or more has a 10-byte header: an output buffer one byte short
 // of it is refused, not overrun.
-TEST(TraceFormat, StoredFrameNeedsItsWholeHeaderRoom) {
-  ChunkLimits limits;
-  ChunkEncoder enc;
-  ASSERT_TRUE(enc.Init(limits, 1000));
-  ChunkCompressor zc;
-  ASSERT_TRUE(zc.Init(limits.zstd_level));
+TEST_F(ChunkEncoderTest, StoredFrameNeedsItsWholeHeaderRoom) {
   auto fill = [&] {
     enc.Begin(0, 7, 7);
     Event e;
@@ -493,7 +490,6 @@ TEST(TraceFormat, StoredFrameNeedsItsWholeHeaderRoom) {
       ASSERT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
     }
   };
-  std::vector<uint8_t> out(enc.MaxOutputBytes());
   fill();
   ASSERT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
   uint64_t raw = enc.last_meta().raw_size;

@@ -143,6 +143,7 @@ void ChunkEncoder::Reset() {
   arena_used_ = 0;
   strings_ = 0;
   prev_new_offset_ = prev_new_len_ = 0;
+  last_ref_ = UINT32_MAX;
   events_ = 0;
   first_start_u_ = last_start_u_ = prev_start_u_ = max_start_u_ = min_start_u_ = 0;
 }
@@ -194,17 +195,44 @@ int32_t ChunkEncoder::Intern(std::string_view s, uint32_t hash) {
   }
 }
 
-bool ChunkEncoder::PutString(const Arg& a) {
+// A name of a new listing, already in the arena, becomes the table's newest entry. An equal
+// string's slot is moved to it, so that references find the entry nearest in the listing.
+void ChunkEncoder::AddListedName(uint32_t offset, uint32_t len) {
+  if ((strings_ + 1) * 2 > slot_mask_ + 1 && slot_mask_ + 1 < max_slots_) GrowTable();
+  const char* s = arena_ + offset;
+  uint32_t hash = HashBytes(s, len);
+  for (uint32_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
+    Slot& slot = slots_[i];
+    if (slot.index == 0) {
+      slot.hash = hash;
+      slot.offset = offset;
+      slot.len = len;
+      slot.index = ++strings_;
+      return;
+    }
+    if (slot.hash == hash && slot.len == len && std::memcmp(arena_ + slot.offset, s, len) == 0) {
+      slot.index = ++strings_;
+      return;
+    }
+  }
+}
+
+bool ChunkEncoder::PutString(const Arg& a, bool listing) {
   Sec& refs = sec_[kSecStrRefs];
   if (a.null) {
-    refs.p = PutVarint(refs.p, 0);
+    refs.p = PutVarint(refs.p, kRefNull);
     return true;
   }
   std::string_view s = a.s;
   uint32_t before = strings_;
-  int32_t idx = Intern(s, HashBytes(s.data(), s.size()));
-  if (idx >= 0) {  // back-reference: 2 + distance from the newest entry
-    refs.p = PutVarint(refs.p, 2 + (before - 1 - static_cast<uint32_t>(idx)));
+  int32_t found = Intern(s, HashBytes(s.data(), s.size()));
+  if (found >= 0) {
+    uint32_t idx = static_cast<uint32_t>(found);
+    uint64_t code = idx == last_ref_ + 1 ? kRefNext
+                    : idx == last_ref_   ? kRefSame
+                                         : kRefBack + (before - 1 - idx);
+    refs.p = PutVarint(refs.p, code);
+    last_ref_ = idx;
     return true;
   }
   // New string: shared prefix with the previous new string, then the suffix.
@@ -213,14 +241,23 @@ bool ChunkEncoder::PutString(const Arg& a) {
   size_t shared = 0;
   while (shared < n && prev[shared] == s[shared]) ++shared;
   size_t suffix = s.size() - shared;
-  refs.p = PutVarint(refs.p, 1);
+  refs.p = PutVarint(refs.p, kRefNew);
   refs.p = PutVarint(refs.p, shared);
   refs.p = PutVarint(refs.p, suffix);
   Sec& bytes = sec_[kSecStrBytes];
   std::memcpy(bytes.p, s.data() + shared, suffix);
   bytes.p += suffix;
-  prev_new_offset_ = arena_used_ - static_cast<uint32_t>(s.size());
+  uint32_t offset = arena_used_ - static_cast<uint32_t>(s.size());
+  prev_new_offset_ = offset;
   prev_new_len_ = static_cast<uint32_t>(s.size());
+  last_ref_ = before;
+  if (listing) {
+    ForEachListedName(std::string_view(arena_ + offset, s.size()),
+                      [&](std::string_view name, uint8_t) {
+                        AddListedName(static_cast<uint32_t>(name.data() - arena_),
+                                      static_cast<uint32_t>(name.size()));
+                      });
+  }
   return true;
 }
 
@@ -228,11 +265,13 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
   const CallSpec* spec = SpecOf(e.call);
   if (spec == nullptr) return AddResult::kInvalid;
   // Room check against the worst case of this event.
+  const bool listing = e.call == CallId::dirents;  // its names join the table
   size_t str_bytes = 0, nstr = 0;
   for (int i = 0; i < spec->nargs; ++i) {
     if (IsString(spec->args[i].kind) && !e.args[i].null) {
       str_bytes += e.args[i].s.size();
       ++nstr;
+      if (listing) ForEachListedName(e.args[i].s, [&](std::string_view, uint8_t) { ++nstr; });
     }
   }
   if (str_bytes > limits_.section_bytes / 4) return AddResult::kInvalid;
@@ -260,7 +299,7 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
     ArgKind k = spec->args[i].kind;
     if (k == ArgKind::kBuf) continue;
     if (IsString(k)) {
-      PutString(e.args[i]);
+      PutString(e.args[i], listing);
     } else if (k == ArgKind::kFd || k == ArgKind::kDirFd) {
       sec_[kSecFds].p = PutVarint(sec_[kSecFds].p, ZigZag(e.args[i].i));
     } else {

@@ -107,13 +107,14 @@ class ChunkEncoder {
     uint32_t index;  // + 1; 0 marks an empty slot
   };
   int32_t Intern(std::string_view s, uint32_t hash);  // table index, -1 when new
+  void AddListedName(uint32_t offset, uint32_t len);  // a name in the arena joins the table
   bool Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefix_len, size_t raw_size,
                 ZSTD_outBuffer* zout) const;
   bool PutStoredFrame(const uint8_t* prefix, size_t prefix_len, size_t raw_size,
                       ZSTD_outBuffer* zout) const;
   void UseTable(size_t n);
   void GrowTable();
-  bool PutString(const Arg& a);
+  bool PutString(const Arg& a, bool listing);
   void Reset();
 
   ChunkLimits limits_{};
@@ -132,6 +133,7 @@ class ChunkEncoder {
   uint32_t max_slots_ = 0;
   uint32_t strings_ = 0;
   uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
+  uint32_t last_ref_ = UINT32_MAX;  // table index last referenced or added by a reference
   bool owns_memory_ = false;
 
   uint64_t stream_id_ = 0;

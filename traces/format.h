@@ -8,7 +8,10 @@
 
 namespace iorr::trace {
 
-inline constexpr uint16_t kFormatVersion = 1;
+// 2: string references code "next" and "same", and a new `dirents` listing's names join the
+// chunk's string table (FORMAT.md 6.2). Readers read versions 1 and 2.
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kMinFormatVersion = 1;
 
 // Every iorr record is a zstd skippable frame with this magic (0x184D2A50 + 0xE).
 inline constexpr uint32_t kSkippableMagic = 0x184D2A5Eu;
@@ -33,6 +36,26 @@ enum class ChunkKind : uint8_t {
   kBlockRequests = 3,  // reserved: block requests captured during a replay
 };
 
+// String reference codes of version 2 (FORMAT.md 6.2); version 1 has only the first two and
+// back-references from 2.
+inline constexpr uint64_t kRefNull = 0, kRefNew = 1, kRefNext = 2, kRefSame = 3, kRefBack = 4;
+inline constexpr uint64_t kRefBackV1 = 2;
+
+// The names of a `dirents` listing (FORMAT.md 10: entries of a type byte, the name and a NUL),
+// in order, without "." and "..": an unterminated last piece is not an entry. From version 2
+// they join the chunk's string table after the listing. f(std::string_view name, uint8_t type).
+template <class F>
+inline void ForEachListedName(std::string_view listing, F&& f) {
+  size_t i = 0;
+  while (i < listing.size()) {
+    size_t end = listing.find('\0', i + 1);
+    if (end == std::string_view::npos) return;
+    std::string_view name = listing.substr(i + 1, end - i - 1);
+    if (name != "." && name != "..") f(name, static_cast<uint8_t>(listing[i]));
+    i = end + 1;
+  }
+}
+
 // Timestamp resolutions a trace may use, in ns.
 constexpr bool ValidTimeUnit(uint64_t ns) { return ns == 1 || ns == 10 || ns == 100 || ns == 1000; }
 
@@ -41,17 +64,18 @@ inline constexpr uint64_t kMaxRecordBytes = 16u << 20;     // one skippable fram
 inline constexpr uint64_t kMaxChunkRawBytes = 256u << 20;  // one chunk's decompressed payload
 inline constexpr uint64_t kMaxChunkEvents = 1u << 24;
 inline constexpr uint64_t kMaxChunkStringBytes = 64u << 20;  // decoded strings of one chunk
+inline constexpr uint64_t kMaxChunkStrings = 1u << 24;       // listed names in one chunk's table
 
 // Sections of an events chunk's payload, in order.
 enum Section : uint8_t {
-  kSecCalls = 0,    // varint call tag per event
-  kSecStarts,       // zigzag start delta (time units) per event
-  kSecDurations,    // zigzag end - start per event
-  kSecRets,         // zigzag result (or count - result for Ret::kCount calls)
-  kSecFds,          // zigzag value of each kFd/kDirFd argument
-  kSecInts,         // zigzag value of each other stored integer argument
-  kSecStrRefs,      // string references (FORMAT.md: 0 null, 1 new, k>=2 back-reference)
-  kSecStrBytes,     // suffix bytes of new strings
+  kSecCalls = 0,  // varint call tag per event
+  kSecStarts,     // zigzag start delta (time units) per event
+  kSecDurations,  // zigzag end - start per event
+  kSecRets,       // zigzag result (or count - result for Ret::kCount calls)
+  kSecFds,        // zigzag value of each kFd/kDirFd argument
+  kSecInts,       // zigzag value of each other stored integer argument
+  kSecStrRefs,    // string references (FORMAT.md 6.2: 0 null, 1 new, 2 next, 3 same, k>=4 back)
+  kSecStrBytes,   // suffix bytes of new strings
   kNumSections,
 };
 

@@ -260,6 +260,7 @@ bool TraceReader::NextChunk(Chunk* chunk) {
       chunk->meta = m;
       chunk->offset = rec_offset;
       chunk->sequence = chunks_++;
+      chunk->version = header_.core.version;
       return true;
     }
     bool damaged = Crc32c(frame, m.compressed_size) != m.payload_crc;
@@ -283,6 +284,7 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     chunk->meta = m;
     chunk->offset = rec_offset;
     chunk->sequence = chunks_++;
+    chunk->version = header_.core.version;
     return true;
   }
   return false;
@@ -344,7 +346,12 @@ Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
   str_len_.clear();
   arena_.clear();
   prev_new_ = UINT32_MAX;
+  last_ref_ = UINT32_MAX;
   status_ = Status();
+  if (chunk->version < kMinFormatVersion || chunk->version > kFormatVersion) {
+    Fail("format version " + std::to_string(chunk->version) + " cannot be read");
+    return status_;
+  }
   if (chunk->meta.kind != ChunkKind::kEvents) {
     Fail("not an events chunk");
     return status_;
@@ -420,9 +427,10 @@ bool ChunkCursor::Next(Event* e) {
     uint64_t v;
     if (op == kOpStr) {
       if (!get(kSecStrRefs, &v)) return Fail("string section ends early");
-      if (v == 0) {
+      const bool v1 = chunk_->version == 1;
+      if (v == kRefNull) {
         a.null = true;
-      } else if (v == 1) {
+      } else if (v == kRefNew) {
         uint64_t shared, suffix;
         if (!get(kSecStrRefs, &shared) || !get(kSecStrRefs, &suffix))
           return Fail("string section ends early");
@@ -444,10 +452,33 @@ bool ChunkCursor::Next(Event* e) {
         str_off_.push_back(off);
         str_len_.push_back(static_cast<uint32_t>(shared + suffix));
         str_idx[i] = static_cast<int>(prev_new_);
+        last_ref_ = prev_new_;
+        if (!v1 && spec->tag == static_cast<uint16_t>(CallId::dirents)) {
+          std::string_view listing(arena_.data() + off, shared + suffix);
+          if (str_off_.size() + listing.size() / 2 + 1 > kMaxChunkStrings)
+            return Fail("too many strings");
+          ForEachListedName(listing, [&](std::string_view name, uint8_t) {
+            str_off_.push_back(static_cast<uint32_t>(name.data() - arena_.data()));
+            str_len_.push_back(static_cast<uint32_t>(name.size()));
+          });
+        }
       } else {
-        uint64_t dist = v - 2;
-        if (dist >= str_off_.size()) return Fail("bad string back-reference");
-        str_idx[i] = static_cast<int>(str_off_.size() - 1 - dist);
+        uint64_t idx;  // table index referred to
+        if (v1) {
+          uint64_t dist = v - kRefBackV1;
+          if (dist >= str_off_.size()) return Fail("bad string back-reference");
+          idx = str_off_.size() - 1 - dist;
+        } else if (v == kRefNext || v == kRefSame) {
+          idx = static_cast<uint64_t>(last_ref_) + (v == kRefNext ? 1 : 0);
+          if (last_ref_ == UINT32_MAX) idx = v == kRefNext ? 0 : UINT64_MAX;
+          if (idx >= str_off_.size()) return Fail("bad string reference");
+        } else {
+          uint64_t dist = v - kRefBack;
+          if (dist >= str_off_.size()) return Fail("bad string back-reference");
+          idx = str_off_.size() - 1 - dist;
+        }
+        str_idx[i] = static_cast<int>(idx);
+        last_ref_ = static_cast<uint32_t>(idx);
       }
     } else {
       if (!get(op == kOpFd ? kSecFds : kSecInts, &v)) return Fail("argument section ends early");

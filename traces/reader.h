@@ -22,9 +22,10 @@ namespace iorr::trace {
 
 struct Chunk {
   ChunkMeta meta;
-  uint64_t offset = 0;       // file offset of the chunk record
-  uint64_t sequence = 0;     // position among the file's chunks
-  std::vector<uint8_t> raw;  // decompressed payload
+  uint64_t offset = 0;                // file offset of the chunk record
+  uint64_t sequence = 0;              // position among the file's chunks
+  uint16_t version = kFormatVersion;  // the file's format version (string references differ)
+  std::vector<uint8_t> raw;           // decompressed payload
 };
 
 // What a read found out about the file's integrity.
@@ -112,6 +113,7 @@ class ChunkCursor {
   std::vector<uint32_t> str_off_, str_len_;  // string table
   std::vector<char> arena_;
   uint32_t prev_new_ = UINT32_MAX;
+  uint32_t last_ref_ = UINT32_MAX;  // version 2: the entry last referenced or added
   Status status_;
 };
 

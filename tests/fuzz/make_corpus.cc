@@ -46,7 +46,8 @@ void WriteFile(const std::string& name, const std::string& data) {
 // A trace being written, with the strings of the current event kept alive for Add.
 class Trace {
  public:
-  Trace(const std::string& name, uint32_t unit, ChunkLimits limits = {}) : path_(g_dir + "/" + name) {
+  Trace(const std::string& name, uint32_t unit, ChunkLimits limits = {})
+      : path_(g_dir + "/" + name) {
     Header h;
     h.Set(key::kTool, "iorr make_corpus");
     h.Set(key::kSource, "fuzz-seed");
@@ -177,10 +178,14 @@ void AllCalls() {
     std::vector<const char*> strs;
     for (int i = 0; i < c.nargs; ++i) {
       ArgKind k = c.args[i].kind;
-      if (IsString(k)) owned.push_back("/p/" + std::string(c.name) + "/" + std::to_string(i));
-      else if (k == ArgKind::kDirFd) ints.push_back(kAtFdcwd);
-      else if (k == ArgKind::kOffsetPtr) ints.push_back(-1);
-      else if (IsStored(k)) ints.push_back(n * 1000 + i);
+      if (IsString(k))
+        owned.push_back("/p/" + std::string(c.name) + "/" + std::to_string(i));
+      else if (k == ArgKind::kDirFd)
+        ints.push_back(kAtFdcwd);
+      else if (k == ArgKind::kOffsetPtr)
+        ints.push_back(-1);
+      else if (IsStored(k))
+        ints.push_back(n * 1000 + i);
     }
     for (const auto& s : owned) strs.push_back(s.c_str());
     int64_t ret = c.ret == Ret::kCount ? (n % 4 == 0 ? -4 : 100 + n) : (n % 5 == 0 ? -13 : n);
@@ -188,6 +193,35 @@ void AllCalls() {
     now += 40;
     ++n;
   }
+  t.Close();
+}
+
+// 5. Directory listings whose names join the string table (format 2), and references to them:
+// next, same and back, a DT_UNKNOWN entry (a NUL type byte), an unterminated tail, a NULL path.
+void Listings() {
+  Trace t("t5_us_listings.trace", 1000);
+  if (!t.w()) return;
+  auto add = [&](CallId call, int64_t at, std::string_view s, bool null = false) {
+    Event e;
+    e.call = call;
+    e.pid = e.tid = 500;
+    e.start_ns = e.end_ns = at;
+    e.args[0].i = 3;
+    e.args[1].s = s;
+    e.args[1].null = null;
+    if (Status st = t.w()->Add(e); !st.ok()) Fail(t.path() + ": " + st.message());
+  };
+  static const char kListing[] = "\x04.\0\x04..\0\x08Makefile\0\x00odd\0\x04sub\0\x08tail";
+  std::string_view listing(kListing, sizeof(kListing) - 1);
+  add(CallId::dirents, 1000, listing);
+  add(CallId::unlinkat, 2000, "Makefile");
+  add(CallId::unlinkat, 3000, "odd");
+  add(CallId::newfstatat, 4000, "sub");
+  add(CallId::openat, 5000, "sub");
+  add(CallId::dirents, 6000, listing);
+  add(CallId::unlinkat, 7000, "Makefile");
+  add(CallId::unlinkat, 8000, "", true);
+  add(CallId::unlinkat, 9000, "sub");
   t.Close();
 }
 
@@ -213,7 +247,8 @@ void Truncated() {
     Fail("t4 trace unexpectedly small");
     return;
   }
-  if (full.compare(full.size() - end_len, end_len, reinterpret_cast<const char*>(end), end_len) != 0)
+  if (full.compare(full.size() - end_len, end_len, reinterpret_cast<const char*>(end), end_len) !=
+      0)
     Fail("t4: the end record is not where expected");
   WriteFile("t4_100ns_no_end_record.trace", full.substr(0, full.size() - end_len));
   WriteFile("t4_100ns_cut_in_frame.trace", full.substr(0, full.size() - end_len - 9));
@@ -308,6 +343,7 @@ int main(int argc, char** argv) {
   ManyStreams();
   AllCalls();
   Truncated();
+  Listings();
   Damaged();
   AsScript("t1_us_basic.trace", "s1_us_basic.iofz");
   AsScript("t2_ns_many_streams.trace", "s2_ns_many_streams.iofz");
@@ -315,8 +351,9 @@ int main(int argc, char** argv) {
   AsScript("t4_100ns_full.trace", "s4_100ns_full.iofz");
   // Every seed must read back: a seed the reader rejects would mean the writer and the reader
   // disagree, which the fuzzer should not have to discover.
-  for (const char* name : {"t1_us_basic.trace", "t2_ns_many_streams.trace",
-                           "t3_10ns_all_calls.trace", "t4_100ns_full.trace"}) {
+  for (const char* name :
+       {"t1_us_basic.trace", "t2_ns_many_streams.trace", "t3_10ns_all_calls.trace",
+        "t4_100ns_full.trace", "t5_us_listings.trace"}) {
     auto r = TraceReader::Open(g_dir + "/" + name);
     if (!r.ok()) {
       Fail(r.status().message());

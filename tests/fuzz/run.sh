@@ -96,6 +96,7 @@ corpus="$build/fuzz-corpus"
 rm -rf "$seeds"
 mkdir -p "$seeds" "$corpus" "$artifacts"
 "$build/bin/make_corpus" "$seeds"
+cp "$src/tests/fixtures/v1/rm.iorr" "$seeds/t6_format1_rm.trace"  # an older format's references
 echo "== $(ls "$seeds" | wc -l) seeds in $seeds, $(ls "$corpus" | wc -l) inputs in $corpus"
 
 dict="$build/trace_reader_fuzz.dict"

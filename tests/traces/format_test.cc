@@ -293,14 +293,16 @@ TEST(TraceFormat, BadMagicAndNewerVersionAreRefused) {
 
   std::string good = ReadAll(WriteTrace("ver", MakeEvents(10, 1000, 1), 1000));
   std::string newer = good;
-  newer[8 + 1 + 8] = 2;  // version low byte; then re-seal the header's CRC
+  newer[8 + 1 + 8] = kFormatVersion + 1;  // version low byte; then re-seal the header's CRC
   uint32_t size = static_cast<uint8_t>(newer[4]) | static_cast<uint8_t>(newer[5]) << 8;
   uint32_t crc = Crc32c(newer.data() + 8, size - 4);
   for (int i = 0; i < 4; ++i) newer[8 + size - 4 + i] = static_cast<char>(crc >> (8 * i));
   WriteAll(path, newer);
   r = TraceReader::Open(path);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("version 2 is newer"), std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("version " + std::to_string(kFormatVersion + 1) + " is newer"),
+      std::string::npos)
       << r.status().message();
 
   WriteAll(path, "");
@@ -445,6 +447,40 @@ TEST_F(ChunkEncoderTest, RepeatsAfterTheTableGrewAreReferences) {
   EXPECT_LT(all - firsts, 6000u * 8) << firsts << " " << all;
 }
 
+// A getdents64 listing's names join the string table (format 2): removing the listed files
+// in listing order costs each one reference byte, not its name again.
+TEST_F(ChunkEncoderTest, ListedNamesAreReferencedNotRepeated) {
+  const int kNames = 200;
+  std::string listing = std::string("\x04.\0\x04..\0", 6);
+  std::vector<std::string> names;
+  for (int i = 0; i < kNames; ++i) {
+    names.push_back("a-rather-long-file-name-" + std::to_string(i) + ".c");
+    listing += '\x08' + names.back() + '\0';
+  }
+  auto raw_size = [&](bool unlink) {
+    enc.Begin(0, 7, 7);
+    Event e;
+    e.call = CallId::dirents;
+    e.args[0].i = 3;
+    e.args[1].s = listing;
+    e.ret = kNames + 2;
+    EXPECT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
+    for (int i = 0; unlink && i < kNames; ++i) {
+      Event u;
+      u.call = CallId::unlinkat;
+      u.args[0].i = 3;
+      u.args[1].s = names[static_cast<size_t>(i)];
+      EXPECT_EQ(enc.Add(u), ChunkEncoder::AddResult::kOk);
+    }
+    EXPECT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
+    return enc.last_meta().raw_size;
+  };
+  uint64_t listed = raw_size(false), removed = raw_size(true);
+  // Per unlinkat: call, start, duration, result, fd, flags and one reference of a byte or two;
+  // its name again would be 26 more.
+  EXPECT_LE(removed - listed, kNames * 8u) << listed << " " << removed;
+}
+
 // Payloads up to kStoredMaxBytes go into their zstd frame uncompressed (one Raw block):
 // frame header and block header only, still one valid zstd frame that reads back; larger ones
 // are compressed.
@@ -539,6 +575,80 @@ TEST(TraceFormat, HostileFixturesAreRefused) {
     salvage.salvage = true;
     ReadMerged(path, &st, salvage);  // any answer but a crash
   }
+}
+
+// Listings and the references into them read back exactly in every shape: names equal to
+// earlier strings, a listing repeated, "." and "..", DT_UNKNOWN (a NUL type byte), an
+// unterminated tail, an empty listing, NULL paths, and chunks cut at every few events.
+TEST(TraceFormat, ListingsAndReferencesReadBack) {
+  std::mt19937_64 rng(5);
+  std::vector<std::string> pool = {"Makefile", "Kconfig", "a", "", "sub", "x.c", "y.h", "."};
+  std::vector<Owned> events;
+  int64_t t = 0;
+  for (int i = 0; i < 3000; ++i) {
+    Owned o;
+    o.e.pid = o.e.tid = 9;
+    o.e.start_ns = o.e.end_ns = (t += 1000);
+    if (rng() % 4 == 0) {
+      o.e.call = CallId::dirents;
+      o.e.args[0].i = 3;
+      std::string l;
+      size_t n = rng() % 6;
+      for (size_t k = 0; k < n; ++k) {
+        l += static_cast<char>(rng() % 3 == 0 ? 0 : 8);
+        l += pool[rng() % pool.size()] + std::to_string(rng() % 3);
+        l += '\0';
+      }
+      if (rng() % 5 == 0) l += std::string("\x04..\0\x08tail", 10);  // unterminated
+      o.s[1] = l;
+      o.e.ret = static_cast<int64_t>(n);
+    } else {
+      o.e.call = rng() % 2 ? CallId::unlinkat : CallId::newfstatat;
+      o.e.args[0].i = 3;
+      if (rng() % 17 == 0)
+        o.e.args[1].null = true;
+      else
+        o.s[1] = pool[rng() % pool.size()] + std::to_string(rng() % 3);
+    }
+    events.push_back(o);
+  }
+  for (uint32_t max_events : {7u, 65536u}) {
+    ChunkLimits limits;
+    limits.max_events = max_events;
+    Status st;
+    auto back = ReadMerged(WriteTrace("listings", events, 1000, limits), &st);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(back.size(), events.size());
+    for (size_t i = 0; i < events.size(); ++i) ASSERT_TRUE(back[i] == events[i]) << i;
+  }
+}
+
+// Traces of format 1 (before listed names and "next"/"same" references) still read: a file
+// written by format 1's iorr and that iorr's JSON lines of it (tests/fixtures/v1).
+TEST(TraceFormat, Version1TracesStillRead) {
+  std::string dir = std::string(IORR_SOURCE_DIR) + "/tests/fixtures/v1/";
+  auto r = TraceReader::Open(dir + "rm.iorr");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->header().core.version, 1);
+  MergedReader m(r->get());
+  Event e;
+  std::ifstream want(dir + "rm.names");
+  std::string line;
+  size_t n = 0;
+  while (m.Next(&e)) {  // one line per event: the call's name and its strings
+    std::string got(e.spec().name);
+    for (int i = 0; i < e.spec().nargs; ++i)
+      if (IsString(e.spec().args[i].kind))
+        got += e.args[i].null
+                   ? " NULL"
+                   : " " + std::to_string(e.args[i].s.size()) + ":" + std::string(e.args[i].s);
+    ASSERT_TRUE(std::getline(want, line)) << n;
+    ASSERT_EQ(got, line) << "event " << n;
+    ++n;
+  }
+  ASSERT_TRUE(m.status().ok()) << m.status().message();
+  EXPECT_FALSE(std::getline(want, line));
+  EXPECT_GT(n, 300u);
 }
 
 TEST(TraceFormat, NotesAreKept) {

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
@@ -94,6 +95,7 @@ void* const kIgn = reinterpret_cast<void*>(1);  // SIG_IGN
 constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 
 bool g_enabled = false;
+bool g_tracee = false;             // PTRACE_TRACEME: nothing of this process is armed again
 KSigaction g_program_sigsys = {};  // what the program believes SIGSYS's disposition is
 
 // The table's call for each x86_64 syscall number, or -1.
@@ -312,6 +314,13 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     case SYS_dup3:
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
       break;
+    case SYS_ptrace:  // a debugger's inferior-to-be: traps would stop it for the debugger
+      ret = RunRecorded(nr, a);
+      if (a[0] == PTRACE_TRACEME && ret == 0 && !g_tracee) {
+        DispatchBecomeTracee();
+        NoteTracee();
+      }
+      break;
     default:
       ret = RunRecorded(nr, a);
   }
@@ -330,6 +339,17 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 }  // namespace
 
 bool DispatchEnabled() { return g_enabled; }
+
+bool DispatchTracee() { return g_tracee; }
+void DispatchSetTracee(bool tracee) { g_tracee = tracee; }
+
+void DispatchBecomeTracee() {
+  g_tracee = true;
+  if (!t_armed) return;
+  RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+  t_armed = false;
+  t_selector = 0;
+}
 
 bool DispatchInstall() {
   // Our handler for SIGSYS; remember what the program had.
@@ -361,7 +381,7 @@ bool DispatchInstall() {
 }
 
 void DispatchArmThread() {
-  if (!g_enabled) return;
+  if (!g_enabled || g_tracee) return;
   uint64_t unblock = SigBit(SIGSYS);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
   t_selector = 1;  // BLOCK

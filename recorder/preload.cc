@@ -222,6 +222,7 @@ struct VforkSave {
   bool in_handler;
   bool armed;
   bool vm_child;  // the caller is itself a vfork child (a nested vfork)
+  bool tracee;    // DispatchTracee(), which a child's PTRACE_TRACEME sets in shared memory
   char selector;
   Call call;  // the parent's clone event
 };
@@ -1049,8 +1050,9 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
 
 // The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
 bool IsProtocolVar(const char* s) {
-  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd,   kEnvTimeUnit,  kEnvStartNs,
-                                      kEnvLib,     kEnvReinjected, kEnvExecStart, kEnvLock};
+  static const char* const kVars[] = {kEnvTraceFd,   kEnvSharedFd, kEnvTimeUnit,
+                                      kEnvStartNs,   kEnvLib,      kEnvReinjected,
+                                      kEnvExecStart, kEnvLock,     kEnvTraced};
   for (const char* v : kVars) {
     size_t n = strlen(v);
     if (strncmp(s, v, n) == 0 && s[n] == '=') return true;
@@ -1258,7 +1260,11 @@ __attribute__((constructor(102))) void Init() {
   RecordExecFromEnv();
   // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
   const char* dispatch = getenv("IORR_DISPATCH");
-  if ((dispatch == nullptr || strcmp(dispatch, "0") != 0) && DispatchInstall()) {
+  if (getenv(kEnvTraced)) {  // a debugger's inferior: traced since before this image
+    Unsetenv(kEnvTraced);
+    DispatchBecomeTracee();
+    NoteTracee();
+  } else if ((dispatch == nullptr || strcmp(dispatch, "0") != 0) && DispatchInstall()) {
     DispatchArmThread();
   } else {
     WriteNote(
@@ -1368,6 +1374,15 @@ void NoteExecAttempt(const char* path) {
 }
 void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);
+}
+void NoteTracee() {
+  if (!g_on) return;
+  char text[160];
+  snprintf(text, sizeof(text),
+           "capture %u: traced (PTRACE_TRACEME): PLT wrappers only in this process and what it "
+           "starts; libc-internal calls are not recorded",
+           TaskPid());
+  WriteNote(text);
 }
 
 // The calling task's liveness lock fd: a vfork child's own, else the process's.
@@ -1545,6 +1560,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     snprintf(lock, sizeof(lock), "%d:%u:%u", lock_fd, entry, pid);
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
+  if (DispatchTracee() && !add("IORR_TRACED=%s", "1", 0)) return false;
   out[n] = nullptr;
   return true;
 }
@@ -1705,6 +1721,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.armed = t_armed;
   v.vm_child = t_vm_child;
   v.selector = t_selector;
+  v.tracee = DispatchTracee();
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
@@ -1764,6 +1781,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_in_handler = v.in_handler;
   t_armed = v.armed;
   t_selector = v.selector;
+  DispatchSetTracee(v.tracee);  // a child's PTRACE_TRACEME is its own
   if (v.call.on) AllowSyscalls();
   if (child != nullptr) {
     // Ended without an exec (exec_pending clear) and not through the library (killed, or a

@@ -65,6 +65,13 @@ bool DispatchInstall();
 // Per thread: arms dispatch (at start, in new threads, in a forked child).
 void DispatchArmThread();
 bool DispatchEnabled();
+// PTRACE_TRACEME succeeded (or the image before exec was traced): this thread stops trapping
+// and no thread or child of this process is armed again; exec hands it on (IORR_TRACED).
+void DispatchBecomeTracee();
+bool DispatchTracee();
+void DispatchSetTracee(bool tracee);  // vfork: the parent takes back its own (shared memory)
+// The note for it ("tracee PID: ...").
+void NoteTracee();
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".

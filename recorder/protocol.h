@@ -22,6 +22,10 @@ inline constexpr const char* kEnvExecStart = "IORR_EXEC_START";
 // Internal: "FD:ENTRY:PID", the fd holding process entry ENTRY's liveness lock, handed to the
 // image PID execs (the fd stays open across exec, so does the lock).
 inline constexpr const char* kEnvLock = "IORR_LOCK";
+// Internal: "1" when the image that exec'd was traced after PTRACE_TRACEME (a debugger's
+// inferior): the new image, still traced, records through its wrappers only (every trap of
+// Syscall User Dispatch would be a signal stop for the tracer).
+inline constexpr const char* kEnvTraced = "IORR_TRACED";
 
 // Exit codes of the launcher for its own failures (as env and timeout use them).
 inline constexpr int kExitRecorderError = 125;

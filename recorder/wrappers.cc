@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -246,6 +247,7 @@ DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
 DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 DECLARE_REAL(void, pthread_exit, void*);
+DECLARE_REAL(long, ptrace, enum __ptrace_request, ...);
 
 }  // namespace
 
@@ -1134,6 +1136,24 @@ IORR_EXPORT void _exit(int status) {
   __builtin_unreachable();
 }
 IORR_EXPORT void _Exit(int status) { _exit(status); }
+
+// A debugger's inferior-to-be asks to be traced: from then on a trap would be a signal stop for
+// the debugger, so the process records through its wrappers only (the handler does the same
+// for a trapped ptrace; this catches an unarmed caller, such as a vfork child).
+IORR_EXPORT long ptrace(enum __ptrace_request request, ...) {
+  va_list ap;
+  va_start(ap, request);
+  long pid = va_arg(ap, long), addr = va_arg(ap, long), data = va_arg(ap, long);
+  va_end(ap);
+  long r = REAL(ptrace)(request, pid, addr, data);
+  if (request == PTRACE_TRACEME && r == 0 && !iorr::recorder::DispatchTracee()) {
+    int saved = errno;
+    iorr::recorder::DispatchBecomeTracee();
+    iorr::recorder::NoteTracee();
+    errno = saved;
+  }
+  return r;
+}
 
 // syscall(): calls of the table are recorded like their libc counterparts.
 IORR_EXPORT long syscall(long nr, ...) {

@@ -903,5 +903,70 @@ if cc -O1 -pthread vfhard.c -o vfhard 2> /dev/null; then
   done
 fi
 
+# A debugger's inferior: a child that asks to be traced (PTRACE_TRACEME, as gdb's does), by fork
+# or vfork, then execs. Its tracer must see only the exec's stop: a Syscall User Dispatch trap
+# would stop it at every SIGSYS (gdb reports "received signal SIGSYS" and stops there).
+cat > tracee.c <<'C'
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  if (argc > 2) {  /* the inferior's new image */
+    close(open("tracee.in", O_RDONLY));
+    return 5;
+  }
+  int use_vfork = argc > 1 && strcmp(argv[1], "vfork") == 0;
+  pid_t pid = use_vfork ? vfork() : fork();
+  if (pid == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) _exit(100);
+    execl("/proc/self/exe", "tracee", "x", "image", (char*)0);
+    _exit(101);
+  }
+  int st, others = 0, code = -1;
+  for (;;) {
+    if (waitpid(pid, &st, 0) != pid) return 2;
+    if (WIFEXITED(st)) { code = WEXITSTATUS(st); break; }
+    if (WIFSIGNALED(st)) { code = 128 + WTERMSIG(st); break; }
+    int sig = WSTOPSIG(st);
+    if (sig != SIGTRAP) others++;
+    ptrace(PTRACE_CONT, pid, 0, sig == SIGTRAP ? 0 : sig);
+  }
+  printf("inferior exited %d, %d other signal stops\n", code, others);
+  return 0;
+}
+C
+if cc -O1 tracee.c -o tracee 2> /dev/null; then
+  for how in fork vfork; do
+    ./tracee "$how" > tracee.want 2>&1
+    timeout -k 5 60 "$iorr" record -q -o tracee.iorr -- ./tracee "$how" > tracee.out 2>&1
+    st=$?
+    "$iorr" dump tracee.iorr > tracee.dump 2>&1
+    if [[ $st -ne 0 ]] || ! cmp -s tracee.want tracee.out; then
+      fail "ptrace inferior ($how): status $st, '$(head -c 200 tracee.out)', unrecorded '$(head -c 200 tracee.want)'"
+    elif ! grep -q 'traced (PTRACE_TRACEME)' tracee.dump; then
+      fail "ptrace inferior ($how): no note says it was recorded through the wrappers only"
+    elif ! grep -q 'openat(AT_FDCWD, "tracee.in"' tracee.dump; then
+      fail "ptrace inferior ($how): the inferior's open is missing"
+    else
+      ok "ptrace inferior ($how): $(cat tracee.out)"
+    fi
+  done
+fi
+if command -v gdb > /dev/null; then
+  printf 'int main(void) { return 3; }' | cc -x c - -o exit3 2> /dev/null
+  timeout -k 5 60 "$iorr" record -q -o gdb.iorr -- gdb -q -batch -ex run ./exit3 > gdb.out 2>&1
+  if grep -q 'exited with code 03' gdb.out && ! grep -q SIGSYS gdb.out; then
+    ok "gdb runs a recorded inferior to its end"
+  else
+    fail "gdb under the recorder: $(grep -m1 -E 'SIGSYS|exited' gdb.out)"
+  fi
+else
+  echo "SKIP: gdb is not installed (the ptrace cases above cover its inferior)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

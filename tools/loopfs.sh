@@ -9,8 +9,9 @@
 #       attaches a loop device, runs a quiet forced mkfs on it, mounts it on DIR (created if
 #       missing) with -o MOUNT_OPTIONS (barrier=0, data=journal, commit=N, ...) and sets the
 #       device's queue/write_cache. --fill writes every block of the image first (and keeps
-#       mkfs from discarding), so that it is not sparse: the loop device then behaves like a
-#       disk whose blocks exist (see "Choices" below). Prints one line "DEV IMAGE" on stdout, e.g.
+#       mkfs from discarding, and writes again what mkfs zeroed into unwritten extents), so
+#       that it is not sparse: the loop device then behaves like a disk whose blocks exist
+#       (see "Choices" below). Prints one line "DEV IMAGE" on stdout, e.g.
 #       "/dev/loop3 /var/tmp/iorr-loopfs/ext4-h3K9aq.img"; nothing else goes to stdout.
 #   loopfs.sh umount DIR
 #       syncfs, unmount, detach the loop device, delete the image and DIR (each only if this
@@ -335,6 +336,12 @@ cmd_mount() {
     case $fs in xfs|btrfs) mk+=(-K) ;; esac
   fi
   "${mk[@]}" "$M_DEV" >"$M_TMP" 2>&1 || die "$mkfs failed on $M_DEV ($size): $(first_error "$M_TMP")"
+  # mkfs zeroes the journal, the log and inode tables with write-zeroes requests, which loop
+  # turns into fallocate(ZERO_RANGE) of the image: unwritten extents again. A write there
+  # converts them in the host file system, whose next fsync then writes its own metadata: an
+  # ext4 journal commit on such a filled image measured 150 us per loop flush against 40 us
+  # for the same flush elsewhere. They are written with zeros, so the image stays all written.
+  if [ "$fill" = 1 ]; then write_unwritten "$image" || die "cannot write the unwritten extents of $image"; fi
 
   # mount.
   local mo=(-t "$fs")
@@ -355,6 +362,23 @@ cmd_mount() {
   write_state || die "cannot write $M_STATE"
   M_DONE=1
   echo "$M_DEV $image"
+}
+
+# write_unwritten IMAGE: writes zeros over the unwritten extents of IMAGE (filefrag -v),
+# which read as zeros already; without filefrag (or on a file system without FIEMAP), nothing.
+write_unwritten() {
+  local img=$1 bs start len
+  command -v filefrag >/dev/null || return 0
+  filefrag -v -- "$img" >"$M_TMP" 2>/dev/null || return 0
+  bs=$(sed -n 's/.* blocks of \([0-9]*\) bytes).*/\1/p' "$M_TMP" | head -n 1)
+  [[ $bs =~ ^[0-9]+$ ]] && [ "$bs" -gt 0 ] || return 0
+  sed -n 's/^ *[0-9]*: *\([0-9]*\)\.\. *\([0-9]*\):.*unwritten.*/\1 \2/p' "$M_TMP" |
+    while read -r start end; do
+      len=$((end - start + 1))
+      dd if=/dev/zero of="$img" bs="$bs" seek="$start" count="$len" conv=notrunc oflag=direct \
+        status=none || die "cannot write the unwritten extents of $img"
+    done
+  sync -- "$img"
 }
 
 # --------------------------------------------------------------------------------- umount

@@ -163,6 +163,32 @@ fs_case btrfs btrfs back "" "" ""
 fs_case ext3 ext3 back "" "" ""
 fs_case ext2 ext2 through "" "" ""
 
+echo "# --fill: every block of the image written, after mkfs too"
+# mkfs zeroes journals, logs and inode tables with write-zeroes, which loop turns into
+# fallocate(ZERO_RANGE): unwritten extents whose first write costs the host a metadata update
+# inside every later loop flush. --fill must leave none.
+fill_case() {
+  local fs=$1 dir=$WORK/fill-$1 out rc dev img unwritten
+  out=$("$LOOPFS" mount "$fs" "$dir" --size 1G --fill 2>"$WORK/err")
+  rc=$?
+  if [ $rc -eq 77 ]; then skip "fill $fs: $(cat "$WORK/err")"; return; fi
+  if [ $rc -ne 0 ]; then fail "fill $fs: mount exited $rc: $(cat "$WORK/err")"; return; fi
+  read -r dev img <<<"$out"
+  if ! filefrag -v "$img" >"$WORK/frag" 2>&1; then
+    skip "fill $fs: filefrag cannot map $img: $(head -n 1 "$WORK/frag")"
+  else
+    unwritten=$(grep -c unwritten "$WORK/frag")
+    check "fill $fs: no unwritten extent in the image ($unwritten)" test "$unwritten" -eq 0
+  fi
+  "$LOOPFS" umount "$dir" >/dev/null 2>&1
+}
+if command -v filefrag >/dev/null; then
+  fill_case ext4
+  fill_case xfs
+else
+  skip "fill: filefrag (e2fsprogs) is not installed"
+fi
+
 echo "# failures leave nothing behind"
 # fail_case LABEL WANT_RC LOOPFS_MOUNT_ARGS...: DIR is $WORK/LABEL, the image $IORR_LOOPFS_DIR/LABEL.img.
 fail_case() {

@@ -97,7 +97,19 @@ size_t ChunkEncoder::MemoryBytes(const ChunkLimits& limits) {
          (2 * MaxSlots(limits) - kMinSlots) * sizeof(Slot);
 }
 
+namespace {
+// Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit. More
+// strings than bytes to hold them is no limit (and 2^30 would overflow the table size); a
+// reader accepts at most kMaxChunkStrings.
+bool ValidLimits(const ChunkLimits& limits, uint32_t time_unit_ns) {
+  return ValidTimeUnit(time_unit_ns) && limits.max_events != 0 && limits.section_bytes >= 4096 &&
+         limits.section_bytes <= kMaxChunkStringBytes && limits.max_strings != 0 &&
+         limits.max_strings <= limits.section_bytes && limits.max_strings <= kMaxChunkStrings;
+}
+}  // namespace
+
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
+  if (!ValidLimits(limits, time_unit_ns)) return false;
   void* memory = std::malloc(MemoryBytes(limits));
   if (!memory) return false;
   if (!Init(limits, time_unit_ns, memory)) {
@@ -109,12 +121,7 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns) {
 }
 
 bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory) {
-  // Decoded strings of a chunk are at most section_bytes (the arena): keep readers' limit.
-  // More strings than bytes to hold them is no limit (and 2^30 would overflow the table size).
-  if (!ValidTimeUnit(time_unit_ns) || limits.max_events == 0 || limits.section_bytes < 4096 ||
-      limits.section_bytes > kMaxChunkStringBytes || limits.max_strings == 0 ||
-      limits.max_strings > limits.section_bytes)
-    return false;
+  if (!ValidLimits(limits, time_unit_ns)) return false;
   limits_ = limits;
   unit_ = time_unit_ns;
   size_t nslots = MaxSlots(limits);
@@ -274,7 +281,10 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
       if (listing) ForEachListedName(e.args[i].s, [&](std::string_view, uint8_t) { ++nstr; });
     }
   }
-  if (str_bytes > limits_.section_bytes / 4) return AddResult::kInvalid;
+  // Too long for any chunk: strings over a quarter of a section, a listing of more names than
+  // the string table holds.
+  if (str_bytes > limits_.section_bytes / 4 || nstr > limits_.max_strings)
+    return AddResult::kInvalid;
   const size_t v = kMaxVarintBytes, na = spec->nargs;
   if (events_ >= limits_.max_events || sec_[kSecCalls].room() < v || sec_[kSecStarts].room() < v ||
       sec_[kSecDurations].room() < v || sec_[kSecRets].room() < v ||

@@ -73,8 +73,9 @@ class ChunkEncoder {
   void Begin(uint64_t stream_id, uint32_t pid, uint32_t tid);
 
   // Adds one event (its pid and tid are the stream's and are not read). kFull: nothing was
-  // added; Finish the chunk and Add again. kInvalid: an unknown call, or strings longer than a
-  // quarter of a section.
+  // added; Finish the chunk and Add again. kInvalid: an unknown call, strings longer than a
+  // quarter of a section, or a `dirents` listing of max_strings names or more (its names join
+  // the string table, FORMAT.md 6.2).
   AddResult Add(const Event& e);
 
   uint32_t events() const { return events_; }

@@ -455,12 +455,16 @@ bool ChunkCursor::Next(Event* e) {
         last_ref_ = prev_new_;
         if (!v1 && spec->tag == static_cast<uint16_t>(CallId::dirents)) {
           std::string_view listing(arena_.data() + off, shared + suffix);
-          if (str_off_.size() + listing.size() / 2 + 1 > kMaxChunkStrings)
-            return Fail("too many strings");
+          bool over = false;
           ForEachListedName(listing, [&](std::string_view name, uint8_t) {
+            if (str_off_.size() >= kMaxChunkStrings) {
+              over = true;
+              return;
+            }
             str_off_.push_back(static_cast<uint32_t>(name.data() - arena_.data()));
             str_len_.push_back(static_cast<uint32_t>(name.size()));
           });
+          if (over) return Fail("too many strings");
         }
       } else {
         uint64_t idx;  // table index referred to

@@ -16,7 +16,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
   if (f == nullptr) return Status::Error("cannot create " + path + ": " + std::strerror(errno));
   std::unique_ptr<TraceWriter> w(new TraceWriter(f, path != "-", options));
   if (!w->compressor_.Init(options.limits.zstd_level))
-    return Status::Error("cannot set up zstd at level " + std::to_string(options.limits.zstd_level));
+    return Status::Error("cannot set up zstd at level " +
+                         std::to_string(options.limits.zstd_level));
   header.core.version = kFormatVersion;
   header.core.time_unit_ns = options.time_unit_ns;
   std::vector<HeaderField> fields;
@@ -91,7 +92,9 @@ Status TraceWriter::Add(const Event& e) {
     r = enc.Add(e);
   }
   if (r != ChunkEncoder::AddResult::kOk)
-    return Status::Error("event cannot be stored (unknown call or argument too long)");
+    return Status::Error(
+        "event cannot be stored (unknown call, argument too long, or a listing of more names "
+        "than a chunk's string table holds)");
   ++events_;
   return {};
 }

@@ -481,6 +481,30 @@ TEST_F(ChunkEncoderTest, ListedNamesAreReferencedNotRepeated) {
   EXPECT_LE(removed - listed, kNames * 8u) << listed << " " << removed;
 }
 
+// A listing of more names than the string table holds can never fit a chunk: refused as
+// invalid, not "full" (which would ask for an empty chunk again and again).
+TEST_F(ChunkEncoderTest, ListingLargerThanTheTableIsInvalid) {
+  ChunkLimits small;
+  small.max_strings = 100;
+  ChunkEncoder e2;
+  ASSERT_TRUE(e2.Init(small, 1000));
+  std::string listing;
+  for (int i = 0; i < 99; ++i) listing += "\x08n" + std::to_string(i) + '\0';
+  Event e;
+  e.call = CallId::dirents;
+  e.args[1].s = listing;
+  e2.Begin(0, 7, 7);
+  EXPECT_EQ(e2.Add(e), ChunkEncoder::AddResult::kOk);  // 99 names and the listing: 100
+  listing += std::string("\x08n99\0", 5);
+  e.args[1].s = listing;
+  e2.Begin(0, 7, 7);
+  EXPECT_EQ(e2.Add(e), ChunkEncoder::AddResult::kInvalid);
+  ChunkLimits huge;
+  huge.section_bytes = 64u << 20;
+  huge.max_strings = (1u << 24) + 1;  // more than a reader accepts
+  EXPECT_FALSE(ChunkEncoder().Init(huge, 1000));
+}
+
 // Payloads up to kStoredMaxBytes go into their zstd frame uncompressed (one Raw block):
 // frame header and block header only, still one valid zstd frame that reads back; larger ones
 // are compressed.
@@ -518,11 +542,13 @@ TEST_F(ChunkEncoderTest, StoredFrameNeedsItsWholeHeaderRoom) {
     enc.Begin(0, 7, 7);
     Event e;
     e.call = CallId::openat;
+    std::string name;  // outlives each Add, which only points at it
     for (int i = 0; i < 20; ++i) {
       e.start_ns = e.end_ns = i * 1000;
       e.args[0].i = -100;
       e.args[1].null = false;
-      e.args[1].s = "some/file/name/" + std::to_string(i * 7919);
+      name = "some/file/name/" + std::to_string(i * 7919);
+      e.args[1].s = name;
       ASSERT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
     }
   };

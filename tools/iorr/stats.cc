@@ -103,8 +103,9 @@ int Run(const Options& o) {
   uint64_t per_tag[trace::kMaxTag + 1] = {};
   std::map<int64_t, uint64_t> other_nr;  // calls outside the table, by syscall number
   std::map<int, uint64_t> errors;
-  // Distinct paths: each chunk's string table already dedupes within the chunk, so only a
-  // string's first use in a chunk goes to the global set.
+  // Distinct paths: only the first use of a chunk's table entry goes to the global set (the
+  // writer refers to strings already in its table, so entries repeat only where a listing's
+  // names do).
   DistinctStrings files;
   std::vector<uint8_t> seen_in_chunk;
   std::set<uint32_t> pids;

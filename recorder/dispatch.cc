@@ -165,13 +165,33 @@ long Sigaction(const long* a) {
 }
 
 // rt_sigprocmask (and the mask of rt_sigtimedwait-like calls): SIGSYS never gets blocked.
-long Sigprocmask(const long* a) {
+// The mask the program runs with after the trap is the one rt_sigreturn restores from the
+// signal frame: a change made in here goes there too, or the return undoes it (a blocked
+// signal was delivered all the same, a signalfd's signal killed the program).
+long Sigprocmask(const long* a, ucontext_t* uc) {
   auto* set = reinterpret_cast<const uint64_t*>(a[1]);
-  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK))
-    return Raw(SYS_rt_sigprocmask, a);
-  uint64_t copy = *set & ~SigBit(SIGSYS);
-  long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
-  return Raw(SYS_rt_sigprocmask, b);
+  long r;
+  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK)) {
+    r = Raw(SYS_rt_sigprocmask, a);
+  } else {
+    uint64_t copy = *set & ~SigBit(SIGSYS);
+    long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
+    r = Raw(SYS_rt_sigprocmask, b);
+  }
+  uint64_t now = 0;
+  if (r == 0 && set != nullptr &&
+      RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
+    std::memcpy(&uc->uc_sigmask, &now, sizeof(now));  // the kernel's sigset: its first 8 bytes
+  return r;
+}
+
+// sigaltstack: rt_sigreturn also restores the alternate stack from the signal frame.
+long Sigaltstack(long nr, const long* a, ucontext_t* uc) {
+  long r = RunRecorded(nr, a);
+  stack_t now;
+  if (r == 0 && a[0] != 0 && RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&now)) == 0)
+    uc->uc_stack = now;
+  return r;
 }
 
 constexpr long kCloneVm = 0x00000100;
@@ -271,7 +291,10 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       ret = Sigaction(a);
       break;
     case SYS_rt_sigprocmask:
-      ret = Sigprocmask(a);
+      ret = Sigprocmask(a, uc);
+      break;
+    case SYS_sigaltstack:
+      ret = Sigaltstack(nr, a, uc);
       break;
     case SYS_fork:
     case SYS_vfork:

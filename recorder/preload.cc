@@ -97,6 +97,7 @@ struct ThreadState {
   size_t memory_bytes = 0;
   int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
   int64_t last_start = 0;          // the thread: start of its latest call
+  bool longjmp_noted = false;      // the thread: a call left by longjmp was noted
   Event decoded;                   // writer
   ChunkEncoder enc;                // writer
 };
@@ -206,6 +207,8 @@ void ResyncTsc() {
 
 thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
+// BeginCall's frame when the thread's pending call began (see LeftByLongjmp).
+thread_local uintptr_t t_call_frame __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  // exiting or internal
 // This task is a vfork child running on its parent's memory and thread-local storage (see
 // VforkChild); t_state is then its own, not the parent thread's.
@@ -222,7 +225,8 @@ struct VforkSave {
   bool in_handler;
   bool armed;
   bool vm_child;  // the caller is itself a vfork child (a nested vfork)
-  bool tracee;    // DispatchTracee(), which a child's PTRACE_TRACEME sets in shared memory
+  uintptr_t call_frame;
+  bool tracee;  // DispatchTracee(), which a child's PTRACE_TRACEME sets in shared memory
   char selector;
   Call call;  // the parent's clone event
 };
@@ -1305,11 +1309,44 @@ int64_t NowNs() {
   return MonoNs() - g_start_mono;
 }
 
-bool BeginCall(Call* c) {
-  // (A vfork child goes on when its parent's process ends: the release is the parent's.)
-  if (!g_on || t_depth != 0 || t_done ||
-      (g_released.load(std::memory_order_relaxed) && !t_vm_child))
+// A signal handler that siglongjmps out of a wrapped call (a blocking read interrupted by an
+// alarm, as shells' timed reads do) abandons it: its EndCall never runs, and the thread would
+// stay "inside" it, unrecorded and holding every watermark back, from then on. A wrapper whose
+// frame is at or above the pending call's wrapper's (the stack grows down; the same height is a
+// call from the same caller's frame) cannot be nested in it: that call's frame is gone. Nested
+// calls (libc calling a wrapped function, a handler interrupting the call on the same stack,
+// callbacks such as atfork handlers or a cancelled thread's cleanup handlers, which the unwinder
+// runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
+// says the thread is on it, and then the call counts as nested, as before. The abandoned call
+// is not recorded (its result is unknown); a note says so, once per thread.
+__attribute__((noinline)) bool LeftByLongjmp(uintptr_t frame) {
+  if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;
+  stack_t ss;
+  if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
+      (ss.ss_flags & SS_ONSTACK))
     return false;
+  ThreadState* ts = t_state;
+  if (ts != nullptr && ts->slot != nullptr) {
+    ts->slot->in_call_since.store(kNever, std::memory_order_release);
+    if (!ts->longjmp_noted) {
+      ts->longjmp_noted = true;
+      char text[192];
+      snprintf(text, sizeof(text),
+               "longjmp %u %u: a recorded call was left without returning (a longjmp out of a "
+               "signal handler); it is not in the trace (noted once per thread)",
+               ts->pid, ts->tid);
+      WriteNote(text);
+    }
+  }
+  t_in_handler = false;  // a SIGSYS handler's frame is gone too
+  t_depth = 0;
+  return true;
+}
+
+bool BeginCallAt(Call* c, uintptr_t frame) {
+  // (A vfork child goes on when its parent's process ends: the release is the parent's.)
+  if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
+  if (t_depth != 0 && !LeftByLongjmp(frame)) return false;
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     t_depth = 1;
@@ -1326,6 +1363,7 @@ bool BeginCall(Call* c) {
     }
   }
   t_depth = 1;
+  t_call_frame = frame;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
   // Announce the call before reading the clock: a writer that computes a watermark from its
@@ -1716,6 +1754,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.ret_addr = ret_addr;
   v.mask = old;
   v.depth = t_depth;
+  v.call_frame = t_call_frame;
   v.done = t_done;
   v.in_handler = t_in_handler;
   v.armed = t_armed;
@@ -1777,6 +1816,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_vm_child = v.vm_child;
   t_state = v.state;
   t_depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
+  t_call_frame = v.call_frame;
   t_done = v.done;
   t_in_handler = v.in_handler;
   t_armed = v.armed;

@@ -27,7 +27,14 @@ struct Call {
 };
 
 // Starts recording a call: takes the start time and marks the thread as inside a call.
-bool BeginCall(Call* c);
+// `frame`: the calling wrapper's frame address; a call that begins at or above the frame of
+// the call the thread is still inside cannot be nested in it (see LeftByLongjmp).
+bool BeginCallAt(Call* c, uintptr_t frame);
+// Inlined into every caller, so that the frame is the wrapper's own (a frame pointer, at the
+// same distance below its caller's stack pointer in every wrapper).
+__attribute__((always_inline)) inline bool BeginCall(Call* c) {
+  return BeginCallAt(c, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+}
 // Records `call` with the kernel-level arguments (as the syscall received them, in the table's
 // order) and result (>= 0, or -errno). Reads strings and arrays the arguments point to unless
 // the call failed with EFAULT. Restores errno.

@@ -288,43 +288,45 @@ bool OwnSlot(const ThreadSlot& s) {
   return g_entry == 0 || s.proc.load(std::memory_order_relaxed) == g_entry;
 }
 
-// The state of this process's leader and its thread count, from one read of /proc/self/stat
-// (the kernel takes them together). False on any error.
-bool ReadSelfStat(char* state, long* num_threads) {
-  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/stat"),
-                        O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char stat[1024];
-  long got = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(stat), sizeof(stat) - 1);
-  RawSyscall6(SYS_close, fd);
-  if (got <= 0) return false;
-  stat[got] = 0;
-  const char* p = strrchr(stat, ')');  // "pid (comm) S ...": comm may hold anything
-  if (p == nullptr || p[1] != ' ') return false;
-  p += 2;
-  *state = *p;
-  *num_threads = -1;
-  for (int field = 3; *p && field <= 20; ++field) {
-    if (field == 20) *num_threads = strtol(p, nullptr, 10);
-    const char* sp = strchr(p, ' ');
-    if (sp == nullptr) break;
-    p = sp + 1;
-  }
-  return *num_threads > 0;
+// Whether the main thread has left, and how many threads remain, without opening a file: the
+// writer runs beside the program's threads, and an fd it takes for a moment is the lowest free
+// one, perhaps the very number the program has just closed to dup2 onto (dash's redirections
+// close fd 1, then dup2 onto it; the dup2 then failed with EBUSY and the write after it with
+// EBADF). So: a path lookup and a readlink, no open.
+//
+// /proc/PID/task/PID of this process as /proc numbers it (its pid namespace may not be ours).
+bool LeaderTaskPath(char* out, size_t n, const char* tail) {
+  char self[24];
+  long r = RawSyscall6(SYS_readlinkat, AT_FDCWD, reinterpret_cast<long>("/proc/self"),
+                       reinterpret_cast<long>(self), sizeof(self) - 1);
+  if (r <= 0) return false;
+  self[r] = 0;
+  int w = snprintf(out, n, "/proc/%s/task/%s%s", self, self, tail);
+  return w > 0 && static_cast<size_t>(w) < n;
 }
 
-// The main thread has left (a zombie leader; tgkill still finds its tid).
+// The main thread has left (a zombie leader: still listed, but its fs, and with it its cwd,
+// went when it exited).
 bool LeaderZombie() {
-  char state = 0;
-  long n = 0;
-  return ReadSelfStat(&state, &n) && state == 'Z';
+  char task[96], cwd[96], link[8];
+  struct stat st;
+  if (!LeaderTaskPath(task, sizeof(task), "") || !LeaderTaskPath(cwd, sizeof(cwd), "/cwd") ||
+      RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(task),
+                  reinterpret_cast<long>(&st), 0) != 0)
+    return false;
+  return RawSyscall6(SYS_readlinkat, AT_FDCWD, reinterpret_cast<long>(cwd),
+                     reinterpret_cast<long>(link), sizeof(link)) == -ENOENT;
 }
 
-// True when the writer is the only thread left beside the zombie leader.
+// True when the writer is the only thread left beside the zombie leader: /proc/self/task
+// links 2 + the threads (the zombie leader counts until it is reaped).
 bool AloneWithLeaderGone() {
-  char state = 0;
-  long n = 0;
-  return ReadSelfStat(&state, &n) && state == 'Z' && n == 2;
+  struct stat st;
+  if (!LeaderZombie() ||
+      RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>("/proc/self/task"),
+                  reinterpret_cast<long>(&st), 0) != 0)
+    return false;
+  return st.st_nlink == 4;
 }
 
 // Marks a slot free: its watermark fields, then its pid and entry, then its tid (last: a slot

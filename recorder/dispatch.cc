@@ -79,6 +79,7 @@ namespace iorr::recorder {
 thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
 thread_local bool t_in_handler __attribute__((tls_model("initial-exec"))) = false;
+thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -178,20 +179,65 @@ long Sigprocmask(const long* a, ucontext_t* uc) {
     long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
     r = Raw(SYS_rt_sigprocmask, b);
   }
+  // Whatever the result: the kernel sets the mask before it fails to write the old one out.
   uint64_t now = 0;
-  if (r == 0 && set != nullptr &&
+  if (set != nullptr &&
       RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
     std::memcpy(&uc->uc_sigmask, &now, sizeof(now));  // the kernel's sigset: its first 8 bytes
   return r;
 }
 
-// sigaltstack: rt_sigreturn also restores the alternate stack from the signal frame.
+// sigaltstack: rt_sigreturn also restores the alternate stack from the signal frame, and the
+// program's alternate stack is that one: inside this handler the live one may be disarmed
+// (SS_AUTODISARM disarms it for the length of every handler, this one's too). So the old value
+// handed back is the frame's, and a new one goes into the frame as well.
 long Sigaltstack(long nr, const long* a, ucontext_t* uc) {
+  stack_t before = uc->uc_stack;
   long r = RunRecorded(nr, a);
+  if (r == 0 && a[1] != 0) std::memcpy(reinterpret_cast<void*>(a[1]), &before, sizeof(before));
   stack_t now;
-  if (r == 0 && a[0] != 0 && RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&now)) == 0)
+  if (a[0] != 0 && RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&now)) == 0) {
     uc->uc_stack = now;
+    NoteAltStack(now);
+  }
   return r;
+}
+
+// The masks a call waits with (sigsuspend, ppoll, pselect6, epoll_pwait): without SIGSYS, or
+// a handler run during the wait would be killed by its first trapped call (the SIGCHLD reaper
+// that sigsuspends with everything else blocked). `mask`: the program's (nullptr: none).
+const uint64_t* WithoutSigsys(long mask, uint64_t* copy) {
+  if (mask == 0) return nullptr;
+  *copy = *reinterpret_cast<const uint64_t*>(mask) & ~SigBit(SIGSYS);
+  return copy;
+}
+long WaitWithMask(long nr, const long* a) {
+  long b[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
+  uint64_t copy;
+  struct {
+    const uint64_t* set;
+    size_t size;
+  } pselect_mask;
+  switch (nr) {
+    case SYS_rt_sigsuspend:
+      b[0] = reinterpret_cast<long>(WithoutSigsys(a[0], &copy));
+      break;
+    case SYS_ppoll:
+      b[3] = reinterpret_cast<long>(WithoutSigsys(a[3], &copy));
+      break;
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+      b[4] = reinterpret_cast<long>(WithoutSigsys(a[4], &copy));
+      break;
+    case SYS_pselect6:
+      if (a[5] != 0) {
+        std::memcpy(&pselect_mask, reinterpret_cast<const void*>(a[5]), sizeof(pselect_mask));
+        pselect_mask.set = WithoutSigsys(reinterpret_cast<long>(pselect_mask.set), &copy);
+        b[5] = reinterpret_cast<long>(&pselect_mask);
+      }
+      break;
+  }
+  return RunRecorded(nr, b);
 }
 
 constexpr long kCloneVm = 0x00000100;
@@ -272,6 +318,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
   int saved_errno = errno;
   bool outer = !t_in_handler;
   t_in_handler = true;
+  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   auto* uc = static_cast<ucontext_t*>(vctx);
   greg_t* r = uc->uc_mcontext.gregs;
   long nr = info->si_syscall;
@@ -295,6 +342,13 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       break;
     case SYS_sigaltstack:
       ret = Sigaltstack(nr, a, uc);
+      break;
+    case SYS_rt_sigsuspend:
+    case SYS_ppoll:
+    case SYS_pselect6:
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+      ret = WaitWithMask(nr, a);
       break;
     case SYS_fork:
     case SYS_vfork:
@@ -339,10 +393,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
       break;
     case SYS_ptrace:  // a debugger's inferior-to-be: traps would stop it for the debugger
       ret = RunRecorded(nr, a);
-      if (a[0] == PTRACE_TRACEME && ret == 0 && !g_tracee) {
-        DispatchBecomeTracee();
-        NoteTracee();
-      }
+      if (a[0] == PTRACE_TRACEME && ret == 0) OnTraceMe();
       break;
     default:
       ret = RunRecorded(nr, a);
@@ -364,7 +415,6 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 bool DispatchEnabled() { return g_enabled; }
 
 bool DispatchTracee() { return g_tracee; }
-void DispatchSetTracee(bool tracee) { g_tracee = tracee; }
 
 void DispatchBecomeTracee() {
   g_tracee = true;

@@ -209,6 +209,11 @@ thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = n
 thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 // BeginCall's frame when the thread's pending call began (see LeftByLongjmp).
 thread_local uintptr_t t_call_frame __attribute__((tls_model("initial-exec"))) = 0;
+// The thread's alternate signal stack, [lo, hi) (NoteAltStack); 0, 0: none.
+thread_local uintptr_t t_alt_lo __attribute__((tls_model("initial-exec"))) = 0;
+thread_local uintptr_t t_alt_hi __attribute__((tls_model("initial-exec"))) = 0;
+// A vfork child that asked to be traced (OnTraceMe): its exec hands it on.
+thread_local bool t_vm_tracee __attribute__((tls_model("initial-exec"))) = false;
 thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  // exiting or internal
 // This task is a vfork child running on its parent's memory and thread-local storage (see
 // VforkChild); t_state is then its own, not the parent thread's.
@@ -226,7 +231,7 @@ struct VforkSave {
   bool armed;
   bool vm_child;  // the caller is itself a vfork child (a nested vfork)
   uintptr_t call_frame;
-  bool tracee;  // DispatchTracee(), which a child's PTRACE_TRACEME sets in shared memory
+  bool vm_tracee;  // t_vm_tracee: a vfork child's PTRACE_TRACEME is its own
   char selector;
   Call call;  // the parent's clone event
 };
@@ -1322,7 +1327,9 @@ int64_t NowNs() {
 // says the thread is on it, and then the call counts as nested, as before. The abandoned call
 // is not recorded (its result is unknown); a note says so, once per thread.
 __attribute__((noinline)) bool LeftByLongjmp(uintptr_t frame) {
+  // t_depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
   if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;
+  if (frame >= t_alt_lo && frame < t_alt_hi) return false;  // on the alternate stack
   stack_t ss;
   if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
       (ss.ss_flags & SS_ONSTACK))
@@ -1349,6 +1356,10 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
   if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
   if (t_depth != 0 && !LeftByLongjmp(frame)) return false;
+  // A signal handler jumped out of a trapped call that was not being recorded (pause): the
+  // SIGSYS handler's frame is gone (else the writer never started, waiting for it to end).
+  if (t_in_handler && frame > t_handler_frame && !(frame >= t_alt_lo && frame < t_alt_hi))
+    t_in_handler = false;
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     t_depth = 1;
@@ -1381,6 +1392,7 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
 
 void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   if (!c->on) return;
+  t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
   int saved_errno = errno;
   ThreadState* ts = t_state;
   Event& e = ts->scratch;
@@ -1415,6 +1427,25 @@ void NoteExecAttempt(const char* path) {
 void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);
 }
+void NoteAltStack(const stack_t& ss) {
+  bool on = !(ss.ss_flags & SS_DISABLE) && ss.ss_size != 0;
+  t_alt_lo = on ? reinterpret_cast<uintptr_t>(ss.ss_sp) : 0;
+  t_alt_hi = on ? t_alt_lo + ss.ss_size : 0;
+}
+
+void OnTraceMe() {
+  if (t_vm_child) {  // the parent's threads and its own flag are not the child's to change
+    t_vm_tracee = true;
+    NoteTracee();
+    return;
+  }
+  ThreadState* ts = t_state;
+  if (ts != nullptr && ts->tid != static_cast<uint32_t>(Gettid())) return;  // a CLONE_VM task
+  if (DispatchTracee()) return;
+  DispatchBecomeTracee();
+  NoteTracee();
+}
+
 void NoteTracee() {
   if (!g_on) return;
   char text[160];
@@ -1600,7 +1631,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     snprintf(lock, sizeof(lock), "%d:%u:%u", lock_fd, entry, pid);
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
-  if (DispatchTracee() && !add("IORR_TRACED=%s", "1", 0)) return false;
+  if ((DispatchTracee() || (t_vm_child && t_vm_tracee)) && !add("IORR_TRACED=%s", "1", 0))
+    return false;
   out[n] = nullptr;
   return true;
 }
@@ -1692,6 +1724,7 @@ void AfterForkChildOf(bool shared_files) {
   t_vm_child = false;  // forked from a vfork child: a process of its own
   t_vfork_level = 0;
   t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
+  t_call_frame = 0;
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
   // The parent's lock fd refers to the parent's lock: close this copy, take an entry of its own.
   // A child sharing the parent's fd table (CLONE_FILES) must not close it: it goes without.
@@ -1762,7 +1795,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.armed = t_armed;
   v.vm_child = t_vm_child;
   v.selector = t_selector;
-  v.tracee = DispatchTracee();
+  v.vm_tracee = t_vm_tracee;
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
@@ -1781,6 +1814,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
   t_vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
   t_state = nullptr;
   t_depth = 0;
+  t_call_frame = 0;
+  t_vm_tracee = false;
   t_in_handler = false;
   t_done = true;  // until it has a state and a slot; unrecorded, its exec carries the recording on
   if (ts != nullptr) {
@@ -1823,7 +1858,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_in_handler = v.in_handler;
   t_armed = v.armed;
   t_selector = v.selector;
-  DispatchSetTracee(v.tracee);  // a child's PTRACE_TRACEME is its own
+  t_vm_tracee = v.vm_tracee;  // a child's PTRACE_TRACEME was its own
   if (v.call.on) AllowSyscalls();
   if (child != nullptr) {
     // Ended without an exec (exec_pending clear) and not through the library (killed, or a

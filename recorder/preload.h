@@ -10,6 +10,8 @@
 //  - The library's own system calls use RawSyscall6, never the libc functions it interposes.
 #pragma once
 
+#include <signal.h>
+
 #include <cstdint>
 
 #include "traces/calls.h"
@@ -61,6 +63,9 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
 extern thread_local char t_selector __attribute__((tls_model("initial-exec")));
 extern thread_local bool t_armed __attribute__((tls_model("initial-exec")));
 extern thread_local bool t_in_handler __attribute__((tls_model("initial-exec")));
+// The outermost SIGSYS handler's frame while t_in_handler (a call from above it means a
+// signal handler jumped out of the trapped call: see BeginCallAt).
+extern thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
   if (t_armed) t_selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
 }
@@ -76,7 +81,13 @@ bool DispatchEnabled();
 // and no thread or child of this process is armed again; exec hands it on (IORR_TRACED).
 void DispatchBecomeTracee();
 bool DispatchTracee();
-void DispatchSetTracee(bool tracee);  // vfork: the parent takes back its own (shared memory)
+// The thread's alternate signal stack as sigaltstack set it (kept: with SS_AUTODISARM the
+// kernel reports it disabled while a handler runs on it). See LeftByLongjmp.
+void NoteAltStack(const stack_t& ss);
+// PTRACE_TRACEME succeeded in the calling task: DispatchBecomeTracee and a note for a task of
+// its own; a vfork child's is its own until its exec (its parent's threads stay armed); a
+// task on its parent's thread-local storage (a raw CLONE_VM clone) changes nothing.
+void OnTraceMe();
 // The note for it ("tracee PID: ...").
 void NoteTracee();
 

@@ -1146,10 +1146,22 @@ IORR_EXPORT long ptrace(enum __ptrace_request request, ...) {
   long pid = va_arg(ap, long), addr = va_arg(ap, long), data = va_arg(ap, long);
   va_end(ap);
   long r = REAL(ptrace)(request, pid, addr, data);
-  if (request == PTRACE_TRACEME && r == 0 && !iorr::recorder::DispatchTracee()) {
+  if (request == PTRACE_TRACEME && r == 0) {
     int saved = errno;
-    iorr::recorder::DispatchBecomeTracee();
-    iorr::recorder::NoteTracee();
+    iorr::recorder::OnTraceMe();
+    errno = saved;
+  }
+  return r;
+}
+
+// The alternate signal stack, remembered for LeftByLongjmp (the trapped call does the same).
+DECLARE_REAL(int, sigaltstack, const stack_t*, stack_t*);
+IORR_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
+  int r = REAL(sigaltstack)(ss, old);
+  if (ss != nullptr) {
+    int saved = errno;
+    stack_t now;
+    if (REAL(sigaltstack)(nullptr, &now) == 0) iorr::recorder::NoteAltStack(now);
     errno = saved;
   }
   return r;
@@ -1175,6 +1187,15 @@ IORR_EXPORT long syscall(long nr, ...) {
     return -1;
   }
   if (nr == SYS_fcntl && iorr::recorder::IsOwnFd(a[0]) && a[1] == F_SETFD) return 0;
+  if (nr == SYS_ptrace && a[0] == PTRACE_TRACEME) {  // as the ptrace wrapper
+    long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (r == 0) {
+      int saved = errno;
+      iorr::recorder::OnTraceMe();
+      errno = saved;
+    }
+    return r;
+  }
   // A fork-like raw clone (own memory, no new stack) without dispatch, which would see it: the
   // child becomes a process of its own here, as after fork (a child sharing the fd table must
   // not take its parent's lock fd for its own).

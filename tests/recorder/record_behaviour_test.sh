@@ -1007,6 +1007,219 @@ if cc -O1 -pthread masks.c -o masks 2> /dev/null; then
   done
 fi
 
+# Masks a call waits with (sigsuspend, pselect, ppoll) that block everything but one signal,
+# SIGSYS included: a handler run during the wait was killed by its first trapped call (status
+# 159; the classic SIGCHLD reaper). And alternate stacks with SS_AUTODISARM, which the kernel
+# disarms for every handler, the SIGSYS handler's too: the trapped query must report the
+# program's, and a handler on such a stack above the thread's stack, interrupting wrapped calls
+# at a high rate, must count as nested (it was taken for a call left by longjmp: a ring
+# corrupted, SIGSEGV; a restarted read recorded twice).
+cat > chld.c <<'C'
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile int reaped;
+static void on_chld(int s) {  /* the classic reaper: waitpid is async-signal-safe */
+  (void)s;
+  int st;
+  while (waitpid(-1, &st, WNOHANG) > 0) reaped++;
+}
+int main(void) {
+  signal(SIGCHLD, on_chld);
+  sigset_t blk, wait;
+  sigemptyset(&blk); sigaddset(&blk, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blk, NULL);
+  if (fork() == 0) _exit(0);
+  sigfillset(&wait); sigdelset(&wait, SIGCHLD);  /* wait for SIGCHLD only */
+  while (!reaped) sigsuspend(&wait);
+  printf("reaped %d\n", reaped);
+  return 0;
+}
+C
+cat > suspend.c <<'C'
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+static void h(int s) { printf("handler %d\n", s); fflush(stdout); }  /* stdio: a trapped write */
+int main(int argc, char** argv) {
+  signal(SIGUSR1, h);
+  sigset_t blk, wait;
+  sigemptyset(&blk); sigaddset(&blk, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &blk, NULL);
+  sigfillset(&wait); sigdelset(&wait, SIGUSR1);   /* the usual "everything but the one" */
+  raise(SIGUSR1);
+  if (strcmp(argv[1], "sigsuspend") == 0) sigsuspend(&wait);
+  else if (strcmp(argv[1], "pselect") == 0) pselect(0, NULL, NULL, NULL, NULL, &wait);
+  else if (strcmp(argv[1], "ppoll") == 0) ppoll(NULL, 0, NULL, &wait);
+  printf("done %s\n", argv[1]);
+  return 0;
+}
+C
+cat > adstorm.c <<'C'
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+/* Signals at a high rate to a thread making wrapped calls; the handler runs on an SS_AUTODISARM
+   alternate stack mapped above the thread's stack and makes a wrapped call of its own. */
+static void* stack;
+static volatile int stop;
+static volatile long handled;
+static void h(int s) {
+  (void)s;
+  (void)faccessat(AT_FDCWD, "adstorm.handler", F_OK, 0);
+  handled++;
+}
+static void* thr(void* arg) {
+  (void)arg;
+  stack_t ss = {.ss_sp = stack, .ss_size = 1 << 16, .ss_flags = SS_AUTODISARM};
+  sigaltstack(&ss, NULL);
+  long n = 0;
+  while (!stop) { (void)faccessat(AT_FDCWD, "adstorm.thread-with-a-longer-name", F_OK, 0); n++; }
+  printf("thread calls %ld\n", n > 0);
+  return NULL;
+}
+int main(void) {
+  stack = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  struct sigaction sa; memset(&sa, 0, sizeof sa);
+  sa.sa_handler = h; sa.sa_flags = SA_ONSTACK | SA_RESTART;
+  sigaction(SIGUSR1, &sa, NULL);
+  pthread_t t; pthread_create(&t, NULL, thr, NULL);
+  for (int i = 0; i < 20000; i++) { pthread_kill(t, SIGUSR1); if (i % 16 == 0) usleep(50); }
+  stop = 1;
+  pthread_join(t, NULL);
+  printf("handled>0 %d\n", handled > 0);
+  return 0;
+}
+C
+cat > autodisarm.c <<'C'
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+/* A thread blocked in read; a handler on an alternate stack (SS_AUTODISARM, mapped above the
+   thread's stack) makes a call and returns normally; the read then completes. */
+static int p[2];
+static void* stack;
+static volatile int handled;
+static void h(int s) {
+  (void)s;
+  close(open("autodisarm.inhandler", O_RDONLY | O_CREAT, 0644));
+  handled = 1;
+}
+static void* thr(void* arg) {
+  (void)arg;
+  stack_t ss = {.ss_sp = stack, .ss_size = 1 << 16, .ss_flags = SS_AUTODISARM};
+  if (sigaltstack(&ss, NULL) != 0) perror("sigaltstack");
+  char c;
+  ssize_t r = read(p[0], &c, 1);
+  printf("read returned %zd '%c'\n", r, c);
+  close(open("autodisarm.after", O_RDONLY | O_CREAT, 0644));
+  return NULL;
+}
+int main(void) {
+  stack = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  pipe(p);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = h;
+  sa.sa_flags = SA_ONSTACK | SA_RESTART;
+  sigaction(SIGUSR1, &sa, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, thr, NULL);
+  usleep(100000);
+  pthread_kill(t, SIGUSR1);
+  while (!handled) usleep(1000);
+  usleep(50000);
+  write(p[1], "x", 1);
+  pthread_join(t, NULL);
+  return 0;
+}
+C
+for prog in chld "suspend sigsuspend" "suspend pselect" "suspend ppoll" adstorm autodisarm; do
+  set -- $prog
+  cc -O1 -pthread "$1.c" -o "$1" 2> /dev/null || continue
+  timeout -k 5 60 ./"$@" > "$1.want" 2>&1
+  for dispatch in 1 0; do
+    IORR_DISPATCH=$dispatch timeout -k 5 60 "$iorr" record -q -o "$1.iorr" -- ./"$@" > "$1.out" 2>&1
+    st=$?
+    "$iorr" dump "$1.iorr" > "$1.dump" 2>&1
+    what="$prog (dispatch=$dispatch)"
+    if [[ $st -ne 0 ]] || ! cmp -s "$1.want" "$1.out"; then
+      fail "$what: status $st, '$(tr '\n' ' ' < "$1.out" | head -c 150)', unrecorded '$(tr '\n' ' ' < "$1.want")'"
+    elif grep -q -E 'note: longjmp|out of time order' "$1.dump"; then
+      fail "$what: $(grep -m1 -E 'note: longjmp|out of time order' "$1.dump")"
+    elif [[ $1 == autodisarm ]] && [[ $(grep -c ' read([0-9]*, ..., 1) = 1 ' "$1.dump") != 1 ]]; then
+      fail "$what: the read is in the trace $(grep -c ' read([0-9]*, ..., 1) = 1 ' "$1.dump") times"
+    else
+      ok "$what: as unrecorded"
+    fi
+  done
+done
+
+# A fork child whose first act is a pause() left by siglongjmp: the SIGSYS handler carrying out
+# the trapped pause is gone with it, and the child's writer must still start (it waited for
+# that handler to end: 173,788 of its 200,000 writes were lost).
+cat > ljpause.c <<'C'
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static sigjmp_buf env;
+static void on_alarm(int s) { (void)s; siglongjmp(env, 1); }
+int main(void) {
+  signal(SIGALRM, on_alarm);
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* the child's first act: wait for a timeout with pause(), left by siglongjmp */
+    if (sigsetjmp(env, 1) == 0) {
+      struct itimerval t = {{0, 0}, {0, 20000}};
+      setitimer(ITIMER_REAL, &t, NULL);
+      pause();
+    }
+    int fd = open("/dev/null", O_WRONLY);
+    for (int i = 0; i < 200000; i++) write(fd, "x", 1);
+    _exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  printf("child status %d\n", st);
+  return 0;
+}
+C
+if cc -O1 ljpause.c -o ljpause 2> /dev/null; then
+  timeout -k 5 60 "$iorr" record -q -o ljpause.iorr -- ./ljpause > ljpause.out 2>&1
+  st=$?
+  "$iorr" stats ljpause.iorr > ljpause.stats 2>&1
+  writes=$(awk '$1 == "write" {print $2}' ljpause.stats | tr -d ,)
+  if [[ $st -ne 0 || $(cat ljpause.out) != "child status 0" ]]; then
+    fail "pause() left by longjmp in a fork child: status $st, $(head -c 100 ljpause.out)"
+  elif [[ ${writes:-0} -lt 200000 ]] || grep -q -E 'lost|incomplete' ljpause.stats; then
+    fail "pause() left by longjmp in a fork child: ${writes:-0} writes recorded, $(grep -m1 -E 'lost|incomplete' ljpause.stats)"
+  else
+    ok "pause() left by longjmp in a fork child: all $writes writes recorded"
+  fi
+fi
+
 # A signal handler that siglongjmps out of a call the recorder is inside (a timed read, as
 # shells do): the abandoned call must not leave the thread unrecorded, nor hold every watermark
 # back. Cases: a wrapped read; stdio's read (the trapped path, whose SIGSYS handler is left

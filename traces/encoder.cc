@@ -183,45 +183,42 @@ void ChunkEncoder::GrowTable() {
   }
 }
 
-int32_t ChunkEncoder::Intern(std::string_view s, uint32_t hash) {
+// The slot holding s, or the empty slot where it goes (the table grown first if a new entry
+// would fill it past half).
+ChunkEncoder::Slot& ChunkEncoder::Probe(std::string_view s, uint32_t hash) {
   if ((strings_ + 1) * 2 > slot_mask_ + 1 && slot_mask_ + 1 < max_slots_) GrowTable();
   for (uint32_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
     Slot& slot = slots_[i];
-    if (slot.index == 0) {
-      slot.hash = hash;
-      slot.offset = arena_used_;
-      slot.len = static_cast<uint32_t>(s.size());
-      slot.index = ++strings_;
-      if (!s.empty()) std::memcpy(arena_ + arena_used_, s.data(), s.size());
-      arena_used_ += static_cast<uint32_t>(s.size());
-      return -1;
-    }
-    if (slot.hash == hash && slot.len == s.size() &&
-        std::memcmp(arena_ + slot.offset, s.data(), s.size()) == 0)
-      return static_cast<int32_t>(slot.index - 1);
+    if (slot.index == 0 || (slot.hash == hash && slot.len == s.size() &&
+                            std::memcmp(arena_ + slot.offset, s.data(), s.size()) == 0))
+      return slot;
   }
+}
+
+int32_t ChunkEncoder::Intern(std::string_view s, uint32_t hash) {
+  Slot& slot = Probe(s, hash);
+  if (slot.index != 0) return static_cast<int32_t>(slot.index - 1);
+  slot.hash = hash;
+  slot.offset = arena_used_;
+  slot.len = static_cast<uint32_t>(s.size());
+  slot.index = ++strings_;
+  if (!s.empty()) std::memcpy(arena_ + arena_used_, s.data(), s.size());
+  arena_used_ += static_cast<uint32_t>(s.size());
+  return -1;
 }
 
 // A name of a new listing, already in the arena, becomes the table's newest entry. An equal
 // string's slot is moved to it, so that references find the entry nearest in the listing.
 void ChunkEncoder::AddListedName(uint32_t offset, uint32_t len) {
-  if ((strings_ + 1) * 2 > slot_mask_ + 1 && slot_mask_ + 1 < max_slots_) GrowTable();
-  const char* s = arena_ + offset;
-  uint32_t hash = HashBytes(s, len);
-  for (uint32_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
-    Slot& slot = slots_[i];
-    if (slot.index == 0) {
-      slot.hash = hash;
-      slot.offset = offset;
-      slot.len = len;
-      slot.index = ++strings_;
-      return;
-    }
-    if (slot.hash == hash && slot.len == len && std::memcmp(arena_ + slot.offset, s, len) == 0) {
-      slot.index = ++strings_;
-      return;
-    }
+  std::string_view name(arena_ + offset, len);
+  uint32_t hash = HashBytes(name.data(), len);
+  Slot& slot = Probe(name, hash);
+  if (slot.index == 0) {
+    slot.hash = hash;
+    slot.offset = offset;
+    slot.len = len;
   }
+  slot.index = ++strings_;
 }
 
 bool ChunkEncoder::PutString(const Arg& a, bool listing) {

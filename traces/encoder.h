@@ -107,6 +107,7 @@ class ChunkEncoder {
     uint32_t len;
     uint32_t index;  // + 1; 0 marks an empty slot
   };
+  Slot& Probe(std::string_view s, uint32_t hash);
   int32_t Intern(std::string_view s, uint32_t hash);  // table index, -1 when new
   void AddListedName(uint32_t offset, uint32_t len);  // a name in the arena joins the table
   bool Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefix_len, size_t raw_size,

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "replayer/paths.h"
+#include "traces/format.h"
 
 namespace iorr::replay {
 namespace {
@@ -179,16 +180,9 @@ void InitialState::Observe(const trace::Event& e) {
       break;
     case CallId::dirents:
       if (Fd* f = fd(0)) {
-        std::string_view s = e.args[1].s;
-        size_t i = 0;
-        while (i < s.size()) {
-          char type = TypeOfDirent(static_cast<uint8_t>(s[i]));
-          size_t end = s.find('\0', i + 1);
-          if (end == std::string_view::npos) break;
-          std::string_view name = s.substr(i + 1, end - i - 1);
-          if (name != "." && name != "..") Exists(Normalize(Compose(f->path, name)), type);
-          i = end + 1;
-        }
+        trace::ForEachListedName(e.args[1].s, [&](std::string_view name, uint8_t type) {
+          Exists(Normalize(Compose(f->path, name)), TypeOfDirent(type));
+        });
       }
       break;
     case CallId::stat:

@@ -165,23 +165,32 @@ long Sigaction(const long* a) {
   return Raw(SYS_rt_sigaction, b);
 }
 
-// rt_sigprocmask (and the mask of rt_sigtimedwait-like calls): SIGSYS never gets blocked.
+// A signal mask the program passes, in a copy without SIGSYS (nullptr for none): SIGSYS is never
+// blocked, by rt_sigprocmask or by the masks calls wait with (sigsuspend, ppoll, pselect6,
+// epoll_pwait), or a handler run meanwhile is killed by its first trapped call (the SIGCHLD
+// reaper that sigsuspends with everything else blocked).
+const uint64_t* WithoutSigsys(long mask, uint64_t* copy) {
+  if (mask == 0) return nullptr;
+  *copy = *reinterpret_cast<const uint64_t*>(mask) & ~SigBit(SIGSYS);
+  return copy;
+}
+
+// rt_sigprocmask: SIGSYS never gets blocked (WithoutSigsys).
 // The mask the program runs with after the trap is the one rt_sigreturn restores from the
 // signal frame: a change made in here goes there too, or the return undoes it (a blocked
 // signal was delivered all the same, a signalfd's signal killed the program).
 long Sigprocmask(const long* a, ucontext_t* uc) {
-  auto* set = reinterpret_cast<const uint64_t*>(a[1]);
   long r;
-  if (set == nullptr || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK)) {
+  if (a[1] == 0 || (a[0] != SIG_BLOCK && a[0] != SIG_SETMASK)) {
     r = Raw(SYS_rt_sigprocmask, a);
   } else {
-    uint64_t copy = *set & ~SigBit(SIGSYS);
-    long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
+    uint64_t copy;
+    long b[6] = {a[0], reinterpret_cast<long>(WithoutSigsys(a[1], &copy)), a[2], a[3], 0, 0};
     r = Raw(SYS_rt_sigprocmask, b);
   }
   // Whatever the result: the kernel sets the mask before it fails to write the old one out.
   uint64_t now = 0;
-  if (set != nullptr &&
+  if (a[1] != 0 &&
       RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
     std::memcpy(&uc->uc_sigmask, &now, sizeof(now));  // the kernel's sigset: its first 8 bytes
   return r;
@@ -203,14 +212,7 @@ long Sigaltstack(long nr, const long* a, ucontext_t* uc) {
   return r;
 }
 
-// The masks a call waits with (sigsuspend, ppoll, pselect6, epoll_pwait): without SIGSYS, or
-// a handler run during the wait would be killed by its first trapped call (the SIGCHLD reaper
-// that sigsuspends with everything else blocked). `mask`: the program's (nullptr: none).
-const uint64_t* WithoutSigsys(long mask, uint64_t* copy) {
-  if (mask == 0) return nullptr;
-  *copy = *reinterpret_cast<const uint64_t*>(mask) & ~SigBit(SIGSYS);
-  return copy;
-}
+// Calls that wait with a mask of their own: see WithoutSigsys.
 long WaitWithMask(long nr, const long* a) {
   long b[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
   uint64_t copy;

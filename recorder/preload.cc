@@ -299,26 +299,21 @@ bool OwnSlot(const ThreadSlot& s) {
 // close fd 1, then dup2 onto it; the dup2 then failed with EBUSY and the write after it with
 // EBADF). So: a path lookup and a readlink, no open.
 //
-// /proc/PID/task/PID of this process as /proc numbers it (its pid namespace may not be ours).
-bool LeaderTaskPath(char* out, size_t n, const char* tail) {
-  char self[24];
+// The main thread has left (a zombie leader: still listed, but its fs, and with it its cwd,
+// went when it exited). Its task is /proc/PID/task/PID with PID as /proc numbers this process
+// (its pid namespace may not be ours).
+bool LeaderZombie() {
+  char self[24], task[64], cwd[72], link[8];
   long r = RawSyscall6(SYS_readlinkat, AT_FDCWD, reinterpret_cast<long>("/proc/self"),
                        reinterpret_cast<long>(self), sizeof(self) - 1);
   if (r <= 0) return false;
   self[r] = 0;
-  int w = snprintf(out, n, "/proc/%s/task/%s%s", self, self, tail);
-  return w > 0 && static_cast<size_t>(w) < n;
-}
-
-// The main thread has left (a zombie leader: still listed, but its fs, and with it its cwd,
-// went when it exited).
-bool LeaderZombie() {
-  char task[96], cwd[96], link[8];
+  snprintf(task, sizeof(task), "/proc/%s/task/%s", self, self);
+  snprintf(cwd, sizeof(cwd), "/proc/%s/task/%s/cwd", self, self);
   struct stat st;
-  if (!LeaderTaskPath(task, sizeof(task), "") || !LeaderTaskPath(cwd, sizeof(cwd), "/cwd") ||
-      RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(task),
+  if (RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(task),
                   reinterpret_cast<long>(&st), 0) != 0)
-    return false;
+    return false;  // no /proc: nothing can be told
   return RawSyscall6(SYS_readlinkat, AT_FDCWD, reinterpret_cast<long>(cwd),
                      reinterpret_cast<long>(link), sizeof(link)) == -ENOENT;
 }
@@ -1133,9 +1128,6 @@ void RecordExecFromEnv() {
   EndCall(&c, CallId::execve, k, 0);
 }
 
-// Takes a process entry and its liveness lock for this process (see protocol.h): the one the
-// image before exec held (IORR_LOCK names it with this pid), else a new one. Without /proc (no
-// new open file description to lock through) the process goes without: if killed, its slots
 // A free process entry for pid, with its liveness lock taken through an open file description
 // of its own (reopening the memfd through /proc), placed above the trace's fds and
 // close-on-exec. False without /proc or when all entries are taken by live processes.
@@ -1198,6 +1190,9 @@ void CloseStrayLockFds() {
   }
 }
 
+// Takes a process entry and its liveness lock for this process (see protocol.h): the one the
+// image before exec held (IORR_LOCK names it with this pid), else a new one. Without /proc (no
+// new open file description to lock through) the process goes without: if killed, its slots
 // hold watermarks back, as before entries existed.
 void TakeProcessEntry() {
   g_entry = 0;
@@ -1436,14 +1431,15 @@ void NoteAltStack(const stack_t& ss) {
 void OnTraceMe() {
   if (t_vm_child) {  // the parent's threads and its own flag are not the child's to change
     t_vm_tracee = true;
-    NoteTracee();
-    return;
+  } else {
+    ThreadState* ts = t_state;
+    if (ts != nullptr && ts->tid != static_cast<uint32_t>(Gettid())) return;  // a CLONE_VM task
+    if (DispatchTracee()) return;
+    DispatchBecomeTracee();
   }
-  ThreadState* ts = t_state;
-  if (ts != nullptr && ts->tid != static_cast<uint32_t>(Gettid())) return;  // a CLONE_VM task
-  if (DispatchTracee()) return;
-  DispatchBecomeTracee();
+  int saved = errno;  // the wrappers return the program's ptrace result and errno
   NoteTracee();
+  errno = saved;
 }
 
 void NoteTracee() {

@@ -86,9 +86,10 @@ bool DispatchTracee();
 void NoteAltStack(const stack_t& ss);
 // PTRACE_TRACEME succeeded in the calling task: DispatchBecomeTracee and a note for a task of
 // its own; a vfork child's is its own until its exec (its parent's threads stay armed); a
-// task on its parent's thread-local storage (a raw CLONE_VM clone) changes nothing.
+// task on its parent's thread-local storage (a raw CLONE_VM clone) changes nothing. Leaves
+// errno as it was.
 void OnTraceMe();
-// The note for it ("tracee PID: ...").
+// The note for it ("capture PID: traced (PTRACE_TRACEME) ...").
 void NoteTracee();
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image

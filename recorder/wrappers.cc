@@ -1146,11 +1146,7 @@ IORR_EXPORT long ptrace(enum __ptrace_request request, ...) {
   long pid = va_arg(ap, long), addr = va_arg(ap, long), data = va_arg(ap, long);
   va_end(ap);
   long r = REAL(ptrace)(request, pid, addr, data);
-  if (request == PTRACE_TRACEME && r == 0) {
-    int saved = errno;
-    iorr::recorder::OnTraceMe();
-    errno = saved;
-  }
+  if (request == PTRACE_TRACEME && r == 0) iorr::recorder::OnTraceMe();
   return r;
 }
 
@@ -1158,7 +1154,7 @@ IORR_EXPORT long ptrace(enum __ptrace_request request, ...) {
 DECLARE_REAL(int, sigaltstack, const stack_t*, stack_t*);
 IORR_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
   int r = REAL(sigaltstack)(ss, old);
-  if (ss != nullptr) {
+  if (ss != nullptr) {  // asked, not taken from ss: the kernel sets it before failing on `old`
     int saved = errno;
     stack_t now;
     if (REAL(sigaltstack)(nullptr, &now) == 0) iorr::recorder::NoteAltStack(now);
@@ -1189,11 +1185,7 @@ IORR_EXPORT long syscall(long nr, ...) {
   if (nr == SYS_fcntl && iorr::recorder::IsOwnFd(a[0]) && a[1] == F_SETFD) return 0;
   if (nr == SYS_ptrace && a[0] == PTRACE_TRACEME) {  // as the ptrace wrapper
     long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    if (r == 0) {
-      int saved = errno;
-      iorr::recorder::OnTraceMe();
-      errno = saved;
-    }
+    if (r == 0) iorr::recorder::OnTraceMe();
     return r;
   }
   // A fork-like raw clone (own memory, no new stack) without dispatch, which would see it: the

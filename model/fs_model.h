@@ -37,7 +37,8 @@ struct FsModelOptions {
   int64_t dirty_writeback_ns = 5'000'000'000;  // vm.dirty_writeback_centisecs
   int64_t commit_interval_ns = 5'000'000'000;  // ext3/ext4 commit=, xfs: log worker (30 s)
   // ext3/ext4 journal size (mke2fs: 32 MiB for a 1 GiB file system, 64 MiB up to 16 GiB,
-  // 128 MiB up to 32 GiB); a transaction commits early past a quarter of it.
+  // 128 MiB up to 32 GiB); a transaction commits early past a third of it (ext4; ext3: a
+  // quarter), and a checkpoint writes the oldest ones home when it is nearly full.
   uint64_t journal_bytes = 128ull << 20;
   // false: drop the program's time between calls, as `iorr replay --timing afap` does (to
   // compare with such a replay); the calls' own recorded durations still count.

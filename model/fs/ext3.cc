@@ -7,7 +7,7 @@
 namespace iorr::model::fs {
 
 std::unique_ptr<FsBase> MakeExt3(DeviceModel& dev, const FsModelOptions& o) {
-  return std::make_unique<Jbd>(dev, o, /*delalloc=*/false);
+  return std::make_unique<Jbd>(dev, o, /*delalloc=*/false, /*max_txn_divisor=*/4);
 }
 
 }  // namespace iorr::model::fs

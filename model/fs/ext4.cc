@@ -6,7 +6,7 @@
 namespace iorr::model::fs {
 
 std::unique_ptr<FsBase> MakeExt4(DeviceModel& dev, const FsModelOptions& o) {
-  return std::make_unique<Jbd>(dev, o, /*delalloc=*/true);
+  return std::make_unique<Jbd>(dev, o, /*delalloc=*/true, /*max_txn_divisor=*/3);
 }
 
 }  // namespace iorr::model::fs

@@ -12,12 +12,28 @@ constexpr MetaBlock kInodeBitmap = kMetaStart / kSectorsPerBlock - 2;
 
 }  // namespace
 
+Jbd::Jbd(DeviceModel& dev, const FsModelOptions& o, bool delalloc, uint64_t max_txn_divisor)
+    : FsBase(dev, o),
+      delalloc_(delalloc),
+      journal_blocks_(std::max<uint64_t>(1024, o.journal_bytes / kBlock)),
+      max_txn_(journal_blocks_ / max_txn_divisor),
+      // jbd2_max_user_trans_buffers: less the descriptor blocks a largest transaction needs.
+      max_user_txn_(max_txn_ - (max_txn_ + kTagsPerDescriptor - 1) / kTagsPerDescriptor) {}
+
+// The journal's free space as jbd2_log_space_left counts it: blocks past the tail, less 32 for
+// rounding (block 0 holds the journal's superblock).
+uint64_t Jbd::FreeFrom(uint64_t tail) const {
+  uint64_t used = journal_head_ - tail + 1 + 32;
+  return used >= journal_blocks_ ? 0 : journal_blocks_ - used;
+}
+
 void Jbd::Dirty(MetaBlock b) {
+  // start_this_handle: a handle waits for a checkpoint when the journal could not take one
+  // more largest transaction.
+  if (FreeFrom(tail_) < max_txn_) MakeRoom();
   if (txn_.empty()) txn_start_ns_ = now();
   txn_.insert(b);
-  // jbd2's j_max_transaction_buffers: a transaction that would fill a quarter of the journal
-  // commits at once.
-  if (txn_.size() >= journal_blocks_ / 4) Commit(/*wait=*/false);
+  if (txn_.size() >= max_user_txn_) Commit(/*wait=*/false);
 }
 
 void Jbd::MetadataChanged(File& f, MetaBlock dir) {
@@ -109,36 +125,101 @@ void Jbd::Commit(bool wait) {
                                       kBlock, kPreflush | kFua | kSync, BlockKind::kJournal)};
   journal_head_ = head + 1;
   if (wait) Wait(commit);
-  for (MetaBlock b : txn_) home_dirty_.emplace(b, now());
+  logged_.push_back({tid_, journal_head_, txn_.size()});
+  for (MetaBlock b : txn_) {
+    auto [it, added] = home_dirty_.try_emplace(b, HomeDirty{now(), tid_});
+    if (!added) {  // logged again: the older transaction no longer has to write it home
+      HomeWritten(b, it->second.tid);
+      it->second = {now(), tid_};
+    }
+  }
   txn_.clear();
   txn_start_ns_ = -1;
   ++tid_;
   ++result().commits;
-  // Checkpoint when a quarter of the journal holds transactions whose blocks are not home.
-  if (journal_head_ - checkpointed_ > journal_blocks_ / 4) WriteHome(/*wait=*/false, false);
+  // The commit moves the tail past transactions whose blocks went home meanwhile, when that
+  // frees at least a largest transaction (jbd2_journal_commit_transaction's update_tail): the
+  // journal superblock, with FUA.
+  uint64_t tail = tail_;
+  while (!logged_.empty() && logged_.front().dirty == 0) {
+    tail = logged_.front().end;
+    logged_.pop_front();
+  }
+  if (tail - tail_ >= max_txn_) MoveTail(tail, /*flush=*/false, wait);
+}
+
+// jbd2_update_log_tail: the journal superblock records the new tail (after a flush when the
+// blocks were written home by the checkpoint itself: jbd2_cleanup_journal_tail).
+void Jbd::MoveTail(uint64_t tail, bool flush, bool wait) {
+  tail_ = tail;
+  if (flush) Flush();
+  std::vector<uint64_t> sb{
+      Submit(BlockOp::kWrite, kLogStart, kBlock, kFua | kSync, BlockKind::kJournal)};
+  if (wait) Wait(sb);
+}
+
+void Jbd::HomeWritten(MetaBlock /*b*/, uint64_t tid) {
+  if (logged_.empty() || tid < logged_.front().tid) return;
+  Logged& t = logged_[tid - logged_.front().tid];
+  if (t.dirty > 0) --t.dirty;
+}
+
+// __jbd2_log_wait_for_space: checkpoint the oldest transactions until a largest one fits.
+void Jbd::MakeRoom() {
+  uint64_t tail = tail_;
+  while (!logged_.empty() && FreeFrom(tail) < max_txn_) {
+    const uint64_t tid = logged_.front().tid;
+    if (logged_.front().dirty > 0) {
+      // jbd2_log_do_checkpoint: a block the running transaction holds again commits it first
+      // (the block then belongs to that transaction's checkpoint).
+      bool relogged = false;
+      for (const auto& [b, d] : home_dirty_)
+        if (d.tid == tid && txn_.count(b)) {
+          relogged = true;
+          break;
+        }
+      if (relogged) {
+        Commit(/*wait=*/true);
+        tail = std::max(tail, tail_);
+        continue;
+      }
+      WriteHomeIf(/*wait=*/true, [tid](const HomeDirty& d) { return d.tid == tid; });
+    }
+    tail = logged_.front().end;
+    logged_.pop_front();
+  }
+  if (tail != tail_) MoveTail(tail, /*flush=*/true, /*wait=*/true);
 }
 
 void Jbd::WriteHome(bool wait, bool only_expired) {
+  const int64_t expired = now() - options().dirty_expire_ns;
+  if (only_expired)
+    WriteHomeIf(wait, [expired](const HomeDirty& d) { return d.since_ns <= expired; });
+  else
+    WriteHomeIf(wait, [](const HomeDirty&) { return true; });
+}
+
+template <typename Pred>
+void Jbd::WriteHomeIf(bool wait, Pred pred) {
   std::vector<uint64_t> tags;
   for (auto it = home_dirty_.begin(); it != home_dirty_.end();) {
-    if (only_expired && now() - it->second < options().dirty_expire_ns) {
+    if (!pred(it->second)) {
       ++it;
       continue;
     }
     // Runs of adjacent blocks go out as one request, as the block device's writeback sends them.
     MetaBlock first = it->first, last = first;
-    auto next = std::next(it);
-    home_dirty_.erase(it);
-    while (next != home_dirty_.end() && next->first == last + 1 &&
-           (!only_expired || now() - next->second >= options().dirty_expire_ns)) {
+    HomeWritten(it->first, it->second.tid);
+    auto next = home_dirty_.erase(it);
+    while (next != home_dirty_.end() && next->first == last + 1 && pred(next->second)) {
       last = next->first;
+      HomeWritten(next->first, next->second.tid);
       next = home_dirty_.erase(next);
     }
     SubmitRange(BlockOp::kWrite, first * kSectorsPerBlock, (last - first + 1) * kBlock, 0,
                 BlockKind::kMetadata, wait ? &tags : nullptr);
     it = next;
   }
-  if (home_dirty_.empty()) checkpointed_ = journal_head_;
   if (wait) Wait(tags);
 }
 

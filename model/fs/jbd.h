@@ -6,14 +6,20 @@
 //   2. descriptor blocks (one per 250 tags) and a copy of every dirty metadata block, REQ_SYNC,
 //      into the circular journal, waited for;
 //   3. the commit block with PREFLUSH|FUA (barriers), waited for by whoever asked.
-// Committed metadata is then dirty in the block device's page cache: it goes to its home
-// location when it has been dirty for the expiry time, on sync, or when the journal is a
-// quarter full (checkpoint), without flags. fsync of a file whose changes are already committed
-// sends a lone flush instead (ext4_sync_file's needs_barrier), and so does sync with nothing to
-// commit. Revoke records are not modelled.
+// A transaction also commits when it holds the most blocks one may (a third of the journal
+// under jbd2 since Linux 6.11, a quarter before and under jbd, less the descriptor blocks
+// set aside for it). Committed metadata is then dirty in the block device's page cache: it
+// goes to its home location, without flags, when it has been dirty for the expiry time, on
+// sync, or at a checkpoint: when the journal's free space falls below one largest
+// transaction, the oldest transactions' blocks still dirty are written home (a transaction
+// that still holds one of them commits first), then a flush and the journal superblock with
+// FUA move the journal's tail (jbd2_cleanup_journal_tail). fsync of a file whose changes are
+// already committed sends a lone flush instead (ext4_sync_file's needs_barrier), and so does sync
+// with nothing to commit. Revoke records are not modelled.
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,10 +31,9 @@ namespace iorr::model::fs {
 
 class Jbd : public FsBase {
  public:
-  Jbd(DeviceModel& dev, const FsModelOptions& o, bool delalloc)
-      : FsBase(dev, o),
-        delalloc_(delalloc),
-        journal_blocks_(std::max<uint64_t>(1024, o.journal_bytes / kBlock)) {}
+  // max_txn_divisor: the largest transaction is the journal's size over this (jbd2_journal_
+  // get_max_txn_bufs: 3 since Linux 6.11, 4 before; jbd: 4).
+  Jbd(DeviceModel& dev, const FsModelOptions& o, bool delalloc, uint64_t max_txn_divisor);
 
  protected:
   void MetadataChanged(File& f, MetaBlock dir) override;
@@ -46,9 +51,18 @@ class Jbd : public FsBase {
   void Commit(bool wait);
   void Flush();
   void WriteHome(bool wait, bool only_expired);
+  struct HomeDirty;
+  template <typename Pred>
+  void WriteHomeIf(bool wait, Pred pred);  // the committed blocks pred(HomeDirty) picks
+  uint64_t FreeFrom(uint64_t tail) const;  // the journal's free space with this tail
+  void MakeRoom();                         // checkpoint while free space < one largest transaction
+  void MoveTail(uint64_t tail, bool flush, bool wait);
+  void HomeWritten(MetaBlock b, uint64_t tid);  // b is no longer dirty for transaction tid
 
   bool delalloc_;
   uint64_t journal_blocks_;  // circular
+  uint64_t max_txn_;         // j_max_transaction_buffers: the free space a new handle needs
+  uint64_t max_user_txn_;    // ... less the descriptor blocks: a transaction's most blocks
   uint64_t tid_ = 1;         // the running transaction
   int64_t txn_start_ns_ = -1;
   std::unordered_set<MetaBlock> txn_;
@@ -58,10 +72,20 @@ class Jbd : public FsBase {
   // t_sync_datalist): ordered_at_ holds the position of each file's live entry in ordered_.
   std::vector<File*> ordered_;
   std::unordered_map<File*, size_t> ordered_at_;
-  std::map<MetaBlock, int64_t> home_dirty_;  // committed, not yet home: since when
-  uint64_t journal_head_ = 0;                // blocks written, ever
-  uint64_t checkpointed_ = 0;                // journal blocks freed by checkpoints
-  int64_t next_home_check_ns_ = 0;           // the flusher's next pass
+  struct HomeDirty {
+    int64_t since_ns;  // committed then
+    uint64_t tid;      // by this transaction (the last one that logged the block)
+  };
+  std::map<MetaBlock, HomeDirty> home_dirty_;  // committed, not yet home
+  // Committed transactions still holding blocks not home, oldest first: where each ends in the
+  // journal (blocks written ever, commit block included) and how many blocks it still holds.
+  struct Logged {
+    uint64_t tid, end, dirty;
+  };
+  std::deque<Logged> logged_;
+  uint64_t journal_head_ = 0;       // blocks written, ever
+  uint64_t tail_ = 0;               // the journal's tail: where the oldest live transaction starts
+  int64_t next_home_check_ns_ = 0;  // the flusher's next pass
 };
 
 }  // namespace iorr::model::fs

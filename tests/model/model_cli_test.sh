@@ -190,6 +190,43 @@ assert per(b, 150) > 1.4 * per(a, 10), (per(a, 10), per(b, 150))
 assert 0 < a["bytes_written"]["metadata"] < 1 << 20, a
 PY
 fi
+
+# jbd2's transaction limits on a 4 MiB journal (1024 blocks): a transaction commits when it holds
+# a third of the journal (Linux 6.11 on; a quarter before), and when the journal's free space
+# falls below that, a checkpoint writes the oldest transaction home, then a flush and the
+# journal superblock with FUA move its tail. N directories with a file each dirty about N
+# metadata blocks (each directory's block); how many exactly is read from a run on a large
+# journal (one commit: blocks, a descriptor per 250, the commit block).
+mkdirs() {  # N: N directories in /w with a file each, then sync
+  trace_py "$1" << 'PY'
+for i in range(int(sys.argv[1])):
+    call("mkdir", 0, {"path": "/w/d%04d" % i, "mode": 493})
+    call("openat", 3, {"dirfd": "AT_FDCWD", "path": "/w/d%04d/f" % i, "flags": "O_WRONLY|O_CREAT", "mode": 420})
+    call("close", 0, {"fd": 3})
+call("sync", 0, {})
+PY
+}
+jrow() {  # N JOURNAL_MB: the ext4 row, as JSON
+  "$iorr" model "mkdir-$1.iorr" --fs ext4 --disk ssd-sata --cache on --barrier on --journal-mb "$2" --json
+}
+ok_j=1
+for n in 250 800; do
+  mkdirs $n > "mkdir-$n.jsonl" && "$iorr" import jsonl "mkdir-$n.jsonl" -o "mkdir-$n.iorr" 2> j.err || { ok_j=0; fail "import: $(cat j.err)"; }
+  { jrow $n 128 > "j-$n-big.json" && jrow $n 4 > "j-$n-4.json"; } 2> j.err || { ok_j=0; fail "jbd2 model: $(cat j.err)"; }
+done
+if [[ $ok_j == 1 ]]; then
+  python3 - j-250-big.json j-250-4.json j-800-4.json << 'PY' && ok "jbd2: a transaction of a quarter to a third of the journal commits once; a full journal checkpoints with a flush and a FUA" || fail "jbd2 limits: $(head -c 900 j-800-4.json)"
+import json, sys
+big, small, full = (json.load(open(p))["rows"][0] for p in sys.argv[1:])
+logged = big["bytes_written"]["journal"] // 4096
+blocks = next(b for b in range(logged) if b + (b + 249) // 250 + 1 == logged)
+assert big["commits"] == 1 and 1024 // 4 < blocks < 1024 // 3 - 2, (big, blocks)
+assert small["commits"] == 1 and small["asked_flushes"] == 1 and small["asked_fua"] == 1, small
+assert full["commits"] >= 3, full
+ckpt = full["asked_flushes"] - full["commits"]
+assert ckpt >= 1 and full["asked_fua"] == full["asked_flushes"], full
+PY
+fi
 echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
 elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"

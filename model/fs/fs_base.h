@@ -115,6 +115,8 @@ class FsBase {
                    std::vector<uint64_t>* tags);
   // The program waits until these requests are done.
   void Wait(const std::vector<uint64_t>& tags);
+  // Whether the request with this tag has completed (by now()).
+  bool Done(uint64_t tag) const { return tag_state_[tag] == 0; }
   // Writes f's dirty data (allocating it first under delayed allocation).
   void WriteBack(File& f, std::vector<uint64_t>* tags);
   void WriteBackAll(std::vector<uint64_t>* tags);

@@ -6,8 +6,11 @@
 // (iclogs) written to the log: the first with PREFLUSH, the last (commit record) with
 // PREFLUSH|FUA; one iclog gets both. A push happens on fsync of a file with logged changes (log
 // force; fdatasync skips timestamp-only changes), on sync, when the CIL passes an eighth of the
-// log, and every 30 s (log worker). fsync that needs no log force sends a lone flush
-// (xfs_file_fsync, single device).
+// log (a background push: its commit iclog stays active and the next checkpoint starts in it,
+// so it sends no flush of its own), and every 30 s (log worker). fsync that needs no log force
+// sends a lone flush (xfs_file_fsync, single device). xfsaild pushing items still pinned by
+// the CIL forces the log, twice per push (see RequestAilPush), as block traces of real runs
+// show (xfs_log_force from xfsaild, then a fresh iclog with PREFLUSH).
 //
 // What a checkpoint logs of a buffer is every 128-byte chunk dirtied since the buffer was last
 // written home, not only since the last checkpoint: the dirty bitmap of its log item is cleared
@@ -41,6 +44,7 @@ constexpr uint64_t kLogBytes = 64ull << 20;  // internal log
 constexpr uint64_t kCilLimit = kLogBytes / 8;
 constexpr uint64_t kTransOverhead = 64;  // legacy: per-transaction headers
 constexpr int64_t kLogWorkerNs = 30'000'000'000;
+constexpr int64_t kAilPassNs = 50'000'000;  // xfsaild's back-off after a pass that met pinned items
 // What the log formats cost (xfs_log_format.h, v5 file system, 512-byte inodes):
 // every region is an op with a 12-byte header; a checkpoint adds a start record, a
 // transaction header and a commit record.
@@ -143,6 +147,14 @@ class Xfs : public FsBase {
       return;
     }
     if (force && ForceLog(/*wait=*/true)) return;
+    // Checkpointed by a background push whose commit record still waits in the active iclog:
+    // the force writes that iclog (xlog_force_lsn).
+    if (!legacy_ && iclog_fill_ > 0 && (datasync ? f.data_seq : f.seq) >= open_seq_) {
+      std::vector<uint64_t> commit;
+      WriteIclog(kPreflush | kFua, &commit);
+      Wait(commit);
+      return;
+    }
     Wait({Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)});
   }
   void SyncAll() override {
@@ -152,9 +164,10 @@ class Xfs : public FsBase {
     ForceLog(/*wait=*/true);
   }
   void Tick() override {
+    if (ail_push_ && now() >= ail_pass_ns_ && (push_tag_ == 0 || Done(push_tag_))) AilPass();
     if (now() < next_worker_ns_) return;
     next_worker_ns_ = now() + kLogWorkerNs;
-    ForceLog(/*wait=*/false);
+    ForceLog(/*wait=*/false);  // xfs_log_worker: a log force
     PushAil();
   }
 
@@ -254,7 +267,7 @@ class Xfs : public FsBase {
       AppendToIclog(kTransOverhead + logged);
       return;
     }
-    if (cil_bytes_ > kCilLimit) ForceLog(/*wait=*/false);
+    if (cil_bytes_ > kCilLimit) ForceLog(/*wait=*/false, /*stable=*/false);
   }
 
   // Legacy: fills iclogs, writing each one as it fills.
@@ -278,31 +291,60 @@ class Xfs : public FsBase {
     }
     uint64_t tag = Submit(BlockOp::kWrite, kLogStart + pos / kSectorBytes, bytes,
                           static_cast<uint8_t>(flags | kSync | kMeta), BlockKind::kJournal);
+    if (push_awaits_commit_) {  // this iclog holds the commit record the AIL push waits for
+      push_tag_ = tag;
+      push_awaits_commit_ = false;
+    }
+    // It holds the commit record of the checkpoints formatted since the last iclog write: their
+    // items are no longer pinned; those of a push's target logged again since move past it in
+    // the AIL (they go home with their new checkpoint), and those a push's own log force wrote
+    // are pinned during that pass.
+    for (const auto& [id, seq] : uncommitted_)
+      if (seq > target_seq_ && target_.erase(id) && forcing_) inflight_ = true;
+    uncommitted_.clear();
     if (tags) tags->push_back(tag);
     log_head_ += bytes;
     log_used_ += bytes;
     iclog_fill_ = 0;
     ++result().commits;
-    if (log_used_ > kLogBytes * 3 / 4) PushAil();
+    if (log_used_ > kLogBytes * 3 / 4) RequestAilPush();
   }
 
-  // Writes what is logged so far; false when there was nothing to write.
-  bool ForceLog(bool wait) {
+  // Writes what is logged so far; false when there was nothing to write. stable: a log force
+  // (fsync, sync, the log worker, xfsaild), whose commit record goes out at once; a background
+  // push (the CIL past its limit) leaves the iclog holding its commit record active, and the
+  // next checkpoint starts in it (one iclog then carries that commit's PREFLUSH|FUA and the
+  // next start's flush): only a checkpoint that starts in a fresh iclog sends a flush of its own.
+  bool ForceLog(bool wait, bool stable = true) {
     std::vector<uint64_t> tags;
     if (legacy_) {
       if (iclog_fill_ == 0) return false;
       WriteIclog(kPreflush | kFua, &tags);
     } else {
-      if (cil_.empty()) return false;
+      if (cil_.empty()) {
+        // xlog_cil_flush with an empty CIL: the previous checkpoint's commit iclog, if active.
+        if (!stable || iclog_fill_ == 0) return false;
+        WriteIclog(kPreflush | kFua, &tags);
+        if (wait) Wait(tags);
+        return true;
+      }
       uint64_t bytes = cil_bytes_ + kCheckpointOverhead;
-      bool first = true;
-      while (bytes > 0) {
-        uint64_t n = std::min(bytes, kIclogBytes - kIclogHeader);
-        iclog_fill_ = n;
+      // The start: in the active iclog (already flagged PREFLUSH|FUA), or a fresh one.
+      uint8_t flags = iclog_fill_ > 0 ? (kPreflush | kFua) : kPreflush;
+      while (true) {
+        uint64_t n = std::min(bytes, kIclogBytes - kIclogHeader - iclog_fill_);
+        iclog_fill_ += n;
         bytes -= n;
-        uint8_t flags = bytes == 0 ? (kPreflush | kFua) : (first ? kPreflush : 0);
-        WriteIclog(flags, &tags);
-        first = false;
+        if (bytes == 0) break;
+        WriteIclog(flags, &tags);  // full
+        flags = 0;
+      }
+      // The commit record's iclog.
+      for (uint64_t id : cil_) uncommitted_[id] = seq_;
+      if (stable) {
+        WriteIclog(kPreflush | kFua, &tags);
+      } else {
+        open_seq_ = seq_;
       }
       ail_.insert(cil_.begin(), cil_.end());
       cil_.clear();
@@ -311,43 +353,114 @@ class Xfs : public FsBase {
         // The run starts after a cache drop (cold, as `iorr replay` starts by default): xfs
         // reclaiming inodes asked xfsaild to push the whole AIL (xfs_reclaim_inodes_nr ->
         // xfs_ail_push_all). The AIL was empty, so the push waited for the first checkpoint:
-        // its items go home as soon as it is written.
+        // its items go home once it is written.
         cold_push_ = false;
-        PushAil();
+        RequestAilPush();
+        // Its items reach the AIL when the commit record is written: now, or when the active
+        // iclog holding it goes out.
+        if (stable)
+          push_tag_ = tags.back();
+        else
+          push_awaits_commit_ = true;
       }
     }
     ++seq_;
     if (wait) Wait(tags);
     return true;
   }
-
-  // Logged metadata goes home, in block order: the items of the AIL that are not pinned by
-  // the CIL (relogged since); each home buffer once. An item written home is clean again.
-  void PushAil() {
+  // xfsaild pushes the items the AIL holds now (the target) home. In legacy mode, and from the
+  // log worker, at once; otherwise in passes 50 ms apart (its back-off when it met pinned
+  // items). A pass writes home the target's items not pinned by the CIL; an item pinned starts
+  // the next pass with a log force (xlog_cil_flush: stable, not waited for), and the items that
+  // force writes are still pinned during that pass, so a push that meets pinned items forces
+  // the log twice.
+  void RequestAilPush() {
+    log_used_ = 0;
+    if (legacy_) {
+      PushAil();
+      return;
+    }
+    if (ail_push_) return;
+    ail_push_ = true;
+    flush_next_ = false;
+    push_tag_ = 0;
+    push_awaits_commit_ = false;
+    target_.clear();
+    target_.insert(ail_.begin(), ail_.end());
+    target_seq_ = seq_;
+    ail_pass_ns_ = now();  // the first pass: after the current call
+  }
+  void AilPass() {
+    inflight_ = false;
+    if (flush_next_) {
+      flush_next_ = false;
+      forcing_ = true;
+      ForceLog(/*wait=*/false);
+      forcing_ = false;
+    }
+    bool pinned = inflight_;
     std::map<uint64_t, uint64_t> home;  // block -> bytes
-    for (auto it = ail_.begin(); it != ail_.end();) {
-      if (cil_.count(*it)) {
+    for (auto it = target_.begin(); it != target_.end();) {
+      if (cil_.count(*it) || uncommitted_.count(*it)) {
+        pinned = true;
         ++it;
         continue;
       }
-      auto item = items_.find(*it);
-      if (item != items_.end()) {
-        if (item->second.home_bytes > 0) {  // not stale
-          uint64_t& bytes = home[item->second.home_block];
-          bytes = std::max(bytes, item->second.home_bytes);
-        }
-        items_.erase(item);
-      }
-      it = ail_.erase(it);
+      GoHome(*it, home);
+      ail_.erase(*it);
+      it = target_.erase(it);
     }
+    WriteHome(home);
+    if (pinned) {
+      flush_next_ = true;
+      ail_pass_ns_ = now() + kAilPassNs;
+    } else {
+      ail_push_ = false;
+    }
+  }
+  void GoHome(uint64_t id, std::map<uint64_t, uint64_t>& home) {
+    auto item = items_.find(id);
+    if (item == items_.end()) return;
+    if (item->second.home_bytes > 0) {  // not stale
+      uint64_t& bytes = home[item->second.home_block];
+      bytes = std::max(bytes, item->second.home_bytes);
+    }
+    items_.erase(item);
+  }
+  void WriteHome(const std::map<uint64_t, uint64_t>& home) {
     for (const auto& [block, bytes] : home)
       Submit(BlockOp::kWrite, block * kSectorsPerBlock, bytes, 0, BlockKind::kMetadata);
+  }
+  // Logged metadata goes home at once, in block order: the items of the AIL that are not
+  // pinned by the CIL (relogged since); each home buffer once. An item written home is clean.
+  void PushAil() {
+    std::map<uint64_t, uint64_t> home;
+    for (auto it = ail_.begin(); it != ail_.end();) {
+      if (cil_.count(*it) || uncommitted_.count(*it)) {
+        ++it;
+        continue;
+      }
+      target_.erase(*it);
+      GoHome(*it, home);
+      it = ail_.erase(it);
+    }
+    WriteHome(home);
     log_used_ = 0;
   }
-
   bool legacy_;
   bool cold_push_ = true;
-  uint64_t seq_ = 1;  // the current checkpoint (or, legacy, log force) sequence
+  // An xfsaild push in progress: its target (item ids), when its next pass runs, whether that
+  // pass starts with a log force, and whether the force of the current pass wrote target items.
+  bool ail_push_ = false, flush_next_ = false, forcing_ = false, inflight_ = false;
+  std::unordered_set<uint64_t> target_;
+  // Checkpointed, the commit record not yet written: id -> checkpoint sequence.
+  std::unordered_map<uint64_t, uint64_t> uncommitted_;
+  uint64_t target_seq_ = 0;  // the target holds items of checkpoints up to this one
+  int64_t ail_pass_ns_ = 0;
+  uint64_t push_tag_ = 0;            // the first pass waits for this request (0: none)
+  bool push_awaits_commit_ = false;  // ... which is the next iclog written
+  uint64_t seq_ = 1;                 // the current checkpoint (or, legacy, log force) sequence
+  uint64_t open_seq_ = 0;            // the checkpoint whose commit record is in the active iclog
   std::unordered_map<uint64_t, Item> items_;      // logged and not yet written home, by id
   std::unordered_set<uint64_t> cil_, ail_;        // ids in the CIL, ids in the AIL
   std::unordered_map<uint64_t, uint64_t> freed_;  // inode cluster -> its inodes freed

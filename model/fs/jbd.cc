@@ -83,7 +83,10 @@ void Jbd::Freed(File& f, MetaBlock dir) {
 void Jbd::DirRemoved(MetaBlock own) {
   if (own == 0) return;
   txn_.erase(own);
-  home_dirty_.erase(own);
+  if (auto it = home_dirty_.find(own); it != home_dirty_.end()) {
+    HomeWritten(own, it->second.tid);
+    home_dirty_.erase(it);
+  }
 }
 
 void Jbd::Order(File& f) {
@@ -109,10 +112,11 @@ void Jbd::Commit(bool wait) {
   uint64_t n = txn_.size();
   uint64_t blocks = n + (n + kTagsPerDescriptor - 1) / kTagsPerDescriptor;
   uint64_t head = journal_head_;
+  const uint64_t ring = journal_blocks_ - 1;  // block 0 holds the journal's superblock
   for (uint64_t i = 0; i < blocks;) {
-    uint64_t pos = head % journal_blocks_;
-    uint64_t run = std::min(blocks - i, journal_blocks_ - pos);
-    SubmitRange(BlockOp::kWrite, kLogStart + pos * kSectorsPerBlock, run * kBlock, kSync,
+    uint64_t pos = head % ring;
+    uint64_t run = std::min(blocks - i, ring - pos);
+    SubmitRange(BlockOp::kWrite, kLogStart + (1 + pos) * kSectorsPerBlock, run * kBlock, kSync,
                 BlockKind::kJournal, &journal);
     head += run;
     i += run;
@@ -121,8 +125,8 @@ void Jbd::Commit(bool wait) {
   // makes nobody wait (the device keeps the order: the commit block's PREFLUSH drains it).
   if (wait) Wait(journal);
   std::vector<uint64_t> commit{Submit(BlockOp::kWrite,
-                                      kLogStart + (head % journal_blocks_) * kSectorsPerBlock,
-                                      kBlock, kPreflush | kFua | kSync, BlockKind::kJournal)};
+                                      kLogStart + (1 + head % ring) * kSectorsPerBlock, kBlock,
+                                      kPreflush | kFua | kSync, BlockKind::kJournal)};
   journal_head_ = head + 1;
   if (wait) Wait(commit);
   logged_.push_back({tid_, journal_head_, txn_.size()});
@@ -140,12 +144,16 @@ void Jbd::Commit(bool wait) {
   // The commit moves the tail past transactions whose blocks went home meanwhile, when that
   // frees at least a largest transaction (jbd2_journal_commit_transaction's update_tail): the
   // journal superblock, with FUA.
-  uint64_t tail = tail_;
+  PopClean();
+  if (freed_to_ - tail_ >= max_txn_) MoveTail(freed_to_, /*flush=*/false, wait);
+}
+
+// Transactions with all their blocks home free their journal space once the tail moves.
+void Jbd::PopClean() {
   while (!logged_.empty() && logged_.front().dirty == 0) {
-    tail = logged_.front().end;
+    freed_to_ = logged_.front().end;
     logged_.pop_front();
   }
-  if (tail - tail_ >= max_txn_) MoveTail(tail, /*flush=*/false, wait);
 }
 
 // jbd2_update_log_tail: the journal superblock records the new tail (after a flush when the
@@ -164,31 +172,34 @@ void Jbd::HomeWritten(MetaBlock /*b*/, uint64_t tid) {
   if (t.dirty > 0) --t.dirty;
 }
 
-// __jbd2_log_wait_for_space: checkpoint the oldest transactions until a largest one fits.
+// __jbd2_log_wait_for_space: checkpoint until a largest transaction fits. Each round of
+// jbd2_log_do_checkpoint first frees what is already home (jbd2_cleanup_journal_tail: a flush,
+// then the superblock), else writes the oldest transaction's blocks home; so every
+// transaction checkpointed costs a flush and a FUA.
 void Jbd::MakeRoom() {
-  uint64_t tail = tail_;
-  while (!logged_.empty() && FreeFrom(tail) < max_txn_) {
-    const uint64_t tid = logged_.front().tid;
-    if (logged_.front().dirty > 0) {
-      // jbd2_log_do_checkpoint: a block the running transaction holds again commits it first
-      // (the block then belongs to that transaction's checkpoint).
-      bool relogged = false;
-      for (const auto& [b, d] : home_dirty_)
-        if (d.tid == tid && txn_.count(b)) {
-          relogged = true;
-          break;
-        }
-      if (relogged) {
-        Commit(/*wait=*/true);
-        tail = std::max(tail, tail_);
-        continue;
-      }
-      WriteHomeIf(/*wait=*/true, [tid](const HomeDirty& d) { return d.tid == tid; });
+  while (FreeFrom(tail_) < max_txn_) {
+    PopClean();
+    if (freed_to_ != tail_) {
+      MoveTail(freed_to_, /*flush=*/true, /*wait=*/true);
+      continue;
     }
-    tail = logged_.front().end;
-    logged_.pop_front();
+    if (logged_.empty()) break;
+    const uint64_t tid = logged_.front().tid;
+    // A block the running transaction holds again commits it first (the block then belongs
+    // to that transaction's checkpoint).
+    bool relogged = false;
+    for (const auto& [b, d] : home_dirty_)
+      if (d.tid == tid && txn_.count(b)) {
+        relogged = true;
+        break;
+      }
+    if (relogged) {
+      Commit(/*wait=*/true);
+      continue;
+    }
+    WriteHomeIf(/*wait=*/true, [tid](const HomeDirty& d) { return d.tid == tid; });
+    logged_.front().dirty = 0;  // all of its blocks are home now
   }
-  if (tail != tail_) MoveTail(tail, /*flush=*/true, /*wait=*/true);
 }
 
 void Jbd::WriteHome(bool wait, bool only_expired) {

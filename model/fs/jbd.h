@@ -11,11 +11,13 @@
 // set aside for it). Committed metadata is then dirty in the block device's page cache: it
 // goes to its home location, without flags, when it has been dirty for the expiry time, on
 // sync, or at a checkpoint: when the journal's free space falls below one largest
-// transaction, the oldest transactions' blocks still dirty are written home (a transaction
+// transaction, the oldest transaction's blocks still dirty are written home (a transaction
 // that still holds one of them commits first), then a flush and the journal superblock with
-// FUA move the journal's tail (jbd2_cleanup_journal_tail). fsync of a file whose changes are
-// already committed sends a lone flush instead (ext4_sync_file's needs_barrier), and so does sync
-// with nothing to commit. Revoke records are not modelled.
+// FUA move the journal's tail past it (jbd2_cleanup_journal_tail), one transaction at a time
+// until there is room. A commit also moves the tail, with the superblock's FUA write and no
+// flush, once transactions written home meanwhile free a largest transaction. fsync of a file whose
+// changes are already committed sends a lone flush instead (ext4_sync_file's needs_barrier), and so
+// does sync with nothing to commit. Revoke records are not modelled.
 #pragma once
 
 #include <algorithm>
@@ -56,6 +58,7 @@ class Jbd : public FsBase {
   void WriteHomeIf(bool wait, Pred pred);  // the committed blocks pred(HomeDirty) picks
   uint64_t FreeFrom(uint64_t tail) const;  // the journal's free space with this tail
   void MakeRoom();                         // checkpoint while free space < one largest transaction
+  void PopClean();                         // forgets the oldest transactions all home
   void MoveTail(uint64_t tail, bool flush, bool wait);
   void HomeWritten(MetaBlock b, uint64_t tid);  // b is no longer dirty for transaction tid
 
@@ -84,7 +87,8 @@ class Jbd : public FsBase {
   };
   std::deque<Logged> logged_;
   uint64_t journal_head_ = 0;       // blocks written, ever
-  uint64_t tail_ = 0;               // the journal's tail: where the oldest live transaction starts
+  uint64_t tail_ = 0;               // the journal's tail, as its superblock records it
+  uint64_t freed_to_ = 0;           // where the oldest transaction not all home starts (>= tail_)
   int64_t next_home_check_ns_ = 0;  // the flusher's next pass
 };
 

@@ -140,21 +140,18 @@ class Xfs : public FsBase {
     std::vector<uint64_t> tags;
     WriteBack(f, &tags);
     Wait(tags);
-    bool force = (datasync ? f.data_seq : f.seq) >= seq_;
-    if (f.is_dir) {
-      // xfs_dir_fsync: a log force if the directory has unforced changes, else nothing.
-      if (force) ForceLog(/*wait=*/true);
-      return;
-    }
-    if (force && ForceLog(/*wait=*/true)) return;
+    const uint64_t seq = datasync ? f.data_seq : f.seq;
+    if (seq >= seq_ && ForceLog(/*wait=*/true)) return;
     // Checkpointed by a background push whose commit record still waits in the active iclog:
     // the force writes that iclog (xlog_force_lsn).
-    if (!legacy_ && iclog_fill_ > 0 && (datasync ? f.data_seq : f.seq) >= open_seq_) {
+    if (!legacy_ && iclog_fill_ > 0 && seq >= open_seq_) {
       std::vector<uint64_t> commit;
       WriteIclog(kPreflush | kFua, &commit);
       Wait(commit);
       return;
     }
+    // xfs_dir_fsync: nothing more when no log force was needed.
+    if (f.is_dir) return;
     Wait({Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)});
   }
   void SyncAll() override {
@@ -164,7 +161,9 @@ class Xfs : public FsBase {
     ForceLog(/*wait=*/true);
   }
   void Tick() override {
-    if (ail_push_ && now() >= ail_pass_ns_ && (push_tag_ == 0 || Done(push_tag_))) AilPass();
+    if (ail_push_ && !push_awaits_commit_ && now() >= ail_pass_ns_ &&
+        (push_tag_ == 0 || Done(push_tag_)))
+      AilPass();
     if (now() < next_worker_ns_) return;
     next_worker_ns_ = now() + kLogWorkerNs;
     ForceLog(/*wait=*/false);  // xfs_log_worker: a log force
@@ -307,7 +306,7 @@ class Xfs : public FsBase {
     log_used_ += bytes;
     iclog_fill_ = 0;
     ++result().commits;
-    if (log_used_ > kLogBytes * 3 / 4) RequestAilPush();
+    if (log_used_ > kLogBytes * 3 / 4) RequestAilPush(seq_ - 1);  // the AIL: older checkpoints
   }
 
   // Writes what is logged so far; false when there was nothing to write. stable: a log force
@@ -355,7 +354,7 @@ class Xfs : public FsBase {
         // xfs_ail_push_all). The AIL was empty, so the push waited for the first checkpoint:
         // its items go home once it is written.
         cold_push_ = false;
-        RequestAilPush();
+        RequestAilPush(seq_);  // this checkpoint's items are in the AIL already
         // Its items reach the AIL when the commit record is written: now, or when the active
         // iclog holding it goes out.
         if (stable)
@@ -369,12 +368,14 @@ class Xfs : public FsBase {
     return true;
   }
   // xfsaild pushes the items the AIL holds now (the target) home. In legacy mode, and from the
-  // log worker, at once; otherwise in passes 50 ms apart (its back-off when it met pinned
-  // items). A pass writes home the target's items not pinned by the CIL; an item pinned starts
-  // the next pass with a log force (xlog_cil_flush: stable, not waited for), and the items that
-  // force writes are still pinned during that pass, so a push that meets pinned items forces
-  // the log twice.
-  void RequestAilPush() {
+  // log worker, at once; otherwise in passes, the first once the awaited commit record is
+  // written, then 50 ms apart (its back-off when it met pinned items). A pass writes home the
+  // target's items not pinned (in the CIL, or checkpointed with their commit record not yet
+  // written); meeting a pinned item makes the next pass start with a log force
+  // (xlog_cil_flush: stable, not waited for). Items logged again move past the target when
+  // their new commit record is written, but those the pass's own force writes are still
+  // pinned during that pass, so a push that meets pinned items forces the log twice.
+  void RequestAilPush(uint64_t target_seq) {  // the AIL holds checkpoints up to target_seq
     log_used_ = 0;
     if (legacy_) {
       PushAil();
@@ -387,16 +388,22 @@ class Xfs : public FsBase {
     push_awaits_commit_ = false;
     target_.clear();
     target_.insert(ail_.begin(), ail_.end());
-    target_seq_ = seq_;
+    target_seq_ = target_seq;
     ail_pass_ns_ = now();  // the first pass: after the current call
   }
   void AilPass() {
     inflight_ = false;
+    // The force a pass that met pinned items asked for comes first, whatever is left of the
+    // target (xfsaild_push: ail_log_flush, then xlog_cil_flush).
     if (flush_next_) {
       flush_next_ = false;
       forcing_ = true;
       ForceLog(/*wait=*/false);
       forcing_ = false;
+    }
+    if (target_.empty() && !inflight_) {  // all home (or moved past the target)
+      ail_push_ = false;
+      return;
     }
     bool pinned = inflight_;
     std::map<uint64_t, uint64_t> home;  // block -> bytes

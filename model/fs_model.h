@@ -44,7 +44,9 @@ struct FsModelOptions {
   // compare with such a replay); the calls' own recorded durations still count.
   bool think = true;
   // Non-empty: only calls on paths under these recorded prefixes (and on fds opened there)
-  // count, as `iorr replay --only` replays them; everything else costs no time either.
+  // count, as `iorr replay --only` replays them; everything else is neither modelled nor
+  // charged a cost of its own, but the time it took in the recording stays in the program's
+  // time between the calls that count (reading a source file elsewhere costs what it cost).
   std::vector<std::string> only;
   // The modelled file system's per-call CPU (model/call_costs.h), or null: recorded durations.
   const CallCosts* costs = nullptr;

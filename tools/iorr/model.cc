@@ -372,7 +372,8 @@ void RegisterModel(CLI::App& app, Action* action) {
       ->capture_default_str();
   sub->add_option("--only", o->only,
                   "Count only calls on paths under this recorded prefix (repeatable), as\n"
-                  "`iorr replay --only` replays them");
+                  "`iorr replay --only` replays them; the others keep the time they took in the\n"
+                  "recording, as the program's own time between the calls that count");
   sub->add_option("--cpu", o->cpu,
                   "Per-call CPU tables (iorr calibrate DIR --calls), comma-separated or repeated:\n"
                   "a row of file system F uses the table measured on F")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Model against reality, side by side (issue 5). Records workloads once (on tmpfs, so the
-# recorded durations are the programs' CPU), then for each real configuration
+# Model against reality, side by side (issue 5). Records each workload RUNS times (on tmpfs, so
+# the recorded durations are the programs' CPU), then for each real configuration
 #   ext4-barrier    loop-mounted ext4, barrier=1 (the default)
 #   ext4-nobarrier  loop-mounted ext4, barrier=0
 #   xfs-wb          loop-mounted xfs, loop write cache "write back" (barriers reach the device)
@@ -8,9 +8,10 @@
 #                   PREFLUSH/FUA: barriers off)
 # runs each workload RUNS times for real on a fresh file system (measured: its wall time; the
 # four configurations in turn in each round, so that the host's drift affects them alike), and
-# replays its recording RUNS times onto a fresh file system with `iorr replay --block-trace`
+# replays its first recording RUNS times onto a fresh file system with `iorr replay --block-trace`
 # (measured: the flushes, FUA writes and bytes by kind the kernel queued at block_bio_queue).
-# The prediction is `iorr model` of the recording with the matching file-system model, on a
+# The prediction is `iorr model` of each recording with the matching file-system model (the
+# median over the recordings), on a
 # device profile and per-call CPU tables (iorr calibrate, iorr calibrate --calls) measured
 # beforehand on separate images (never on the runs they predict). Prints, per workload and
 # configuration, measured and predicted time with the error, the counts side by side, and the
@@ -118,13 +119,23 @@ set_up() {  # name: what a workload needs in the current directory before it run
   [[ $1 == rm ]] && tar xf "$tarball" && sync
   return 0
 }
+# Each workload is recorded RUNS times: a recording is a measurement too (the program's own time
+# between calls comes from it; one recording of the whole tarball took 1.9 s and another, on a
+# busier host, 3.9 s), so the prediction is the median over the recordings. The replays, which
+# count block requests, use the first.
 for w in "${wl[@]}"; do
   mkdir -p "$rec/$w"
-  # Recorded warm, as the real runs are timed: what the workload reads elsewhere keeps its
-  # recorded time in the model (cold, the whole tarball's reads took 2.4 s of a 3.9 s recording).
-  warm_up "$w"
-  (cd "$rec/$w" && set_up "$w" && workload "$w" "$iorr" record -q -o "$work/$w.iorr" --) > /dev/null
-  log "recorded $w: $("$iorr" stats --json "$work/$w.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2) events"
+  for i in $(seq "$runs"); do
+    t=$work/$w.iorr
+    [[ $i == 1 ]] || t=$work/$w.$i.iorr
+    rm -rf "${rec:?}/$w" && mkdir -p "$rec/$w"
+    # Recorded warm, as the real runs are timed: what the workload reads elsewhere keeps its
+    # recorded time in the model (cold, the whole tarball's reads took 2.4 s of a 3.9 s
+    # recording).
+    warm_up "$w"
+    (cd "$rec/$w" && set_up "$w" && workload "$w" "$iorr" record -q -o "$t" --) > /dev/null
+    log "recorded $w ($i of $runs): $("$iorr" stats "$t" | awk '/^events/ {e = $2} /^duration/ {d = $2} END {print e " events, " d " s"}')"
+  done
 done
 rm -rf "$rec"/*  # the recorded prefix: replays and the model count only what happened under it
 
@@ -186,10 +197,12 @@ PY
   done
   for c in "${configs[@]}"; do
     config_args "$c"
-    "$iorr" model "$work/$w.iorr" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
-      --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --journal-mb "$journal_mb" \
-      --json > "$work/model.json"
-    python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
+    for t in "$work/$w.iorr" "$work/$w".[0-9]*.iorr; do  # every recording of it
+      [[ -f $t ]] || continue
+      "$iorr" model "$t" --fs "$fs" --disk "$work/disk.json" --cache on --barrier "$barrier" \
+        --only "$rec" --cpu "$work/calls-ext4.json,$work/calls-xfs.json" --journal-mb "$journal_mb" \
+        --json > "$work/model.json"
+      python3 - "$w" "$c" "$work/model.json" >> "$work/results.jsonl" << 'PY'
 import json, sys
 w, c, path = sys.argv[1:]
 row = json.load(open(path))["rows"][0]
@@ -198,6 +211,7 @@ print(json.dumps({"kind": "model", "workload": w, "config": c, "seconds": row["e
                   "fua": row["asked_fua"] if row["barrier"] == "on" else row["fua_writes"],
                   "bytes": row["bytes_written"]}))
 PY
+    done
   done
 done
 
@@ -215,10 +229,9 @@ def err(p, m):
 real, model = {}, {}
 for r in rows:
     key = (r["workload"], r["config"])
-    if r["kind"] == "real":
-        real.setdefault(key, []).append(r)
-    else:
-        model[key] = r
+    (real if r["kind"] == "real" else model).setdefault(key, []).append(r)
+# The prediction: the model of the recording whose predicted time is the median.
+model = {k: sorted(v, key=lambda r: r["seconds"])[(len(v) - 1) // 2] for k, v in model.items()}
 print(f"{'workload':8} {'config':15} {'real s':>8} {'model s':>8} {'err':>7}  {'flushes r/m':>13} {'fua r/m':>11} "
       f"{'data MB r/m':>13} {'journal MB r/m':>15} {'meta MB r/m':>13}")
 ratio = {}
@@ -234,7 +247,8 @@ for key in sorted(real, key=lambda k: (k[0], k[1])):
           f"{med(lambda x: mb(x, 'metadata')):>6.1f}/{mb(m, 'metadata'):<6.1f}")
     bad = [x["mismatches"] for x in rs if x["mismatches"]]
     if bad: print(f"  warning: replay mismatches {bad}")
-print(f"\nbarrier on / off time ratio (real = median of {runs} runs; target: predicted within 25% of measured)")
+print(f"\nbarrier on / off time ratio (real = median of {runs} runs, model = median over {runs} recordings;"
+      " target: predicted within 25% of measured)")
 for w, cs in sorted(ratio.items()):
     for on, off in (("ext4-barrier", "ext4-nobarrier"), ("xfs-wb", "xfs-wt")):
         if on in cs and off in cs:

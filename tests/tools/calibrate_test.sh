@@ -18,6 +18,28 @@ if "$iorr" calibrate "$dir" -o "$dir/p.json" --seconds 2 --size-mb 32 > "$dir/ou
 else
   echo "FAIL: calibrate on $dir: $(cat "$dir/err")"; failed=$((failed + 1))
 fi
+# The flush as the device serves it: as root with tracefs, on a device with a write cache,
+# calibrate times the flush requests (block_rq_issue to complete); that leaves out the process
+# round trip that write+fdatasync - write includes, so it cannot be larger.
+if [[ -f $dir/p.json ]]; then
+  desc=$(grep -o '"description": "[^"]*"' "$dir/p.json")
+  if [[ $EUID -ne 0 || ! -d /sys/kernel/tracing/instances ]] || [[ $desc != *"write_cache 'write back'"* ]]; then
+    echo "skip: flush requests not traced here (needs root, tracefs and a device with a write cache): $desc"
+  elif python3 - "$dir/p.json" << 'PY'; then
+import json, re, sys
+p = json.load(open(sys.argv[1]))
+d = p["description"]
+m = re.search(r"write ([0-9.]+) us, write\+fdatasync ([0-9.]+) us.*flush request ([0-9.]+) us", d)
+assert m, d
+w, wf, fl = map(float, m.groups())
+assert abs(p["flush_ms"] * 1e3 - fl) < 0.1, (p["flush_ms"], fl)
+assert 0 < fl <= (wf - w) * 1.1, (fl, wf - w)
+PY
+    echo "ok: flush timed at the request: $(echo "$desc" | grep -o 'flush request [0-9.]* us')"; passed=$((passed + 1))
+  else
+    echo "FAIL: traced flush: $desc"; failed=$((failed + 1))
+  fi
+fi
 "$iorr" calibrate "$dir/no-such-dir" -o "$dir/p2.json" --seconds 1 > /dev/null 2> "$dir/err2"
 st=$?
 if [[ $st -eq 2 && $(wc -l < "$dir/err2") -eq 1 && ! -e $dir/p2.json ]]; then

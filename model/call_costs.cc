@@ -93,9 +93,9 @@ Result<CallCosts> ParseCallCosts(std::string_view text, const std::string& origi
   if (!calls || calls->type != jsonfields::json::Type::kObject)
     return fail(top.Error("calls_us", calls ? "must be an object" : "missing"));
   jsonfields::Fields f(p, static_cast<uint32_t>(calls - &p.value(0)), "calls_us.");
-  if (Status s =
-          f.Check({"create", "open", "close", "write", "write_per_kib", "read", "read_per_kib",
-                   "setattr", "stat", "unlink", "mkdir", "rmdir", "rename", "unlink_deferred"});
+  if (Status s = f.Check({"create", "open", "close", "write", "write_per_kib", "read",
+                          "read_per_kib", "setattr", "stat", "unlink", "mkdir", "rmdir", "rename",
+                          "unlink_deferred", "writeback_per_file"});
       !s)
     return fail(s);
   auto number = [&](std::string_view key, double* out) -> Status {
@@ -111,6 +111,8 @@ Result<CallCosts> ParseCallCosts(std::string_view text, const std::string& origi
   if (Status s = number("read_per_kib", &c.read_ns_per_kib); !s) return fail(s);
   if (f.Find("unlink_deferred"))
     if (Status s = number("unlink_deferred", &c.unlink_deferred_ns); !s) return fail(s);
+  if (f.Find("writeback_per_file"))
+    if (Status s = number("writeback_per_file", &c.writeback_ns_per_file); !s) return fail(s);
   return c;
 }
 

@@ -13,7 +13,7 @@
 //    "calls_us": {"create": 10.9, "open": 2.1, "close": 1.0, "write": 2.5, "write_per_kib": 0.1,
 //                 "read": 1.2, "read_per_kib": 0.05, "setattr": 1.8, "stat": 0.6,
 //                 "unlink": 8.0, "mkdir": 20.0, "rmdir": 15.0, "rename": 9.0,
-//                 "unlink_deferred": 15.0}}     (the last one optional)
+//                 "unlink_deferred": 15.0, "writeback_per_file": 9.0}}  (the last two optional)
 #pragma once
 
 #include <cstdint>
@@ -52,6 +52,10 @@ struct CallCosts {
   // Work an unlink leaves to the file system's background threads (xfs inode inactivation),
   // which sync waits for: charged to the unlink. Optional in the file ("unlink_deferred").
   double unlink_deferred_ns = 0;
+  // Writeback's own work per file it writes (ext4_writepages, block allocation, building the
+  // bios), which a program waiting for it (sync, a throttled write) waits for: charged per file
+  // written on its behalf. Optional in the file ("writeback_per_file").
+  double writeback_ns_per_file = 0;
 
   // The category of a call (kNone for calls the table does not cover).
   static CallCategory CategoryOf(const trace::Event& e);

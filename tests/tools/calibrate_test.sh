@@ -50,7 +50,7 @@ fi
 # Per-call CPU (--calls): a table the model reads, named after DIR's file system, nothing left
 # behind; the model uses it for rows of that file system and refuses a broken one.
 if "$iorr" calibrate "$dir" --calls --files 200 -o "$dir/c.json" > /dev/null 2> "$dir/err3" &&
-  fs=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['type']=='call-costs' and d['calls_us']['create']>0 and d['calls_us']['unlink']>0; print(d['fs'])" "$dir/c.json") &&
+  fs=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['type']=='call-costs' and d['calls_us']['create']>0 and d['calls_us']['unlink']>0 and d['calls_us']['writeback_per_file']>=0; print(d['fs'])" "$dir/c.json") &&
   ! ls -A "$dir" | grep -q iorr-calls; then
   echo "ok: call costs of $fs written: $(tr -d '\n ' < "$dir/c.json" | grep -o '"calls_us":{[^}]*}' | head -c 200)"
   passed=$((passed + 1))

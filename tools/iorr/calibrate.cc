@@ -155,7 +155,7 @@ std::string FsTypeOf(const std::string& dir) {
 // to `med` (and the 12 KiB write and read means and the deferred unlink cost to the rest).
 void CallsRound(const Options& o, uint32_t round, std::vector<double> med[],
                 std::vector<double>* write12_med, std::vector<double>* read12_med,
-                std::vector<double>* deferred) {
+                std::vector<double>* deferred, std::vector<double>* writeback) {
   std::string base =
       o.dir + "/iorr-calls." + std::to_string(::getpid()) + "." + std::to_string(round);
   if (::mkdir(base.c_str(), 0755) != 0)
@@ -170,6 +170,7 @@ void CallsRound(const Options& o, uint32_t round, std::vector<double> med[],
         ::unlink((sub + "g" + std::to_string(i)).c_str());
         ::rmdir((base + "/d" + std::to_string(i)).c_str());
       }
+      ::unlink((base + "/one").c_str());
       for (uint32_t i = 0; i < n; i += 50) ::rmdir((base + "/s" + std::to_string(i / 50)).c_str());
       ::rmdir(base.c_str());
     }
@@ -229,6 +230,26 @@ void CallsRound(const Options& o, uint32_t round, std::vector<double> med[],
   // workers that syncfs waits for): syncfs after them, less a syncfs with nothing to do.
   int dfd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY);
   check(dfd, "open");
+  // Writeback's own work per file, which sync waits for: the syncfs that writes the files of
+  // 16 KiB made above, less a syncfs writing one file of as many bytes (the device's share).
+  double many = Now();
+  ::syncfs(dfd);
+  many = Now() - many;
+  {
+    std::string one = base + "/one";
+    int ofd = ::open(one.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    check(ofd, "create");
+    for (uint32_t i = 0; i < o.files; ++i) {
+      check(::write(ofd, buf.data(), 4096), "write");
+      check(::write(ofd, buf.data(), buf.size()), "write");
+    }
+    ::close(ofd);
+    double single = Now();
+    ::syncfs(dfd);
+    single = Now() - single;
+    writeback->push_back(std::max(0.0, (many - single) / o.files * 1e6));
+    ::unlink(one.c_str());
+  }
   ::syncfs(dfd);
   double idle_sync = Now();
   ::syncfs(dfd);
@@ -258,10 +279,12 @@ int RunCalls(const Options& o) {
   double started = Now();
   std::string fs = FsTypeOf(o.dir);
   if (fs.empty()) throw Error(o.dir + ": cannot tell which file system it is on");
-  std::vector<double> med[model::kCallCategories], write12, read12, deferred;
-  for (uint32_t r = 0; r < o.rounds; ++r) CallsRound(o, r, med, &write12, &read12, &deferred);
+  std::vector<double> med[model::kCallCategories], write12, read12, deferred, writeback;
+  for (uint32_t r = 0; r < o.rounds; ++r)
+    CallsRound(o, r, med, &write12, &read12, &deferred, &writeback);
   using C = model::CallCategory;
   double deferred_us = Median(deferred);
+  double writeback_us = Median(writeback);
 
   double us[model::kCallCategories];
   for (int i = 0; i < model::kCallCategories; ++i) us[i] = Median(med[i]) * 1e6;
@@ -286,8 +309,8 @@ int RunCalls(const Options& o) {
   }
   std::snprintf(line, sizeof line,
                 ",\n    \"write_per_kib\": %.3f,\n    \"read_per_kib\": %.3f,\n"
-                "    \"unlink_deferred\": %.2f\n  }\n}\n",
-                w_kib, r_kib, deferred_us);
+                "    \"unlink_deferred\": %.2f,\n    \"writeback_per_file\": %.2f\n  }\n}\n",
+                w_kib, r_kib, deferred_us, writeback_us);
   json += line;
   auto parsed = model::ParseCallCosts(json, o.out);
   if (!parsed.ok())

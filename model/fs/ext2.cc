@@ -29,6 +29,7 @@ class Ext2 : public FsBase {
   void Fsync(File& f, bool datasync) override {
     (void)datasync;
     std::vector<uint64_t> tags;
+    ChargeWriteBack(f);
     WriteBack(f, &tags);
     for (auto it = dirty_.begin(); it != dirty_.end();) {
       if (it->second.owner == &f) {
@@ -44,7 +45,7 @@ class Ext2 : public FsBase {
   }
   void SyncAll() override {
     std::vector<uint64_t> tags;
-    WriteBackAll(&tags);
+    WriteBackAll(&tags, /*waited=*/true);
     WriteMeta(&tags, false);
     Wait(tags);
   }

@@ -466,15 +466,19 @@ void FsBase::WriteBack(File& f, std::vector<uint64_t>* tags) {
   f.dirtied_ns = -1;
 }
 
-void FsBase::WriteBackAll(std::vector<uint64_t>* tags) {
-  // Waited for (tags): writeback's own CPU per file delays each file's requests, and the device
-  // works on the earlier ones meanwhile.
-  const int64_t per_file =
-      tags && o_.costs ? static_cast<int64_t>(o_.costs->writeback_ns_per_file) : 0;
+void FsBase::ChargeWriteBack(const File& f) {
+  if (o_.costs && o_.costs->writeback_ns_per_file > 0 && f.is_dirty())
+    Advance(t_ + static_cast<int64_t>(o_.costs->writeback_ns_per_file));
+}
+
+void FsBase::WriteBackAll(std::vector<uint64_t>* tags, bool waited) {
+  // Waited for: writeback's own CPU per file delays each file's requests, and the device works
+  // on the earlier ones meanwhile. (A throttled writer waits too, but only until the flusher
+  // has brought the dirty pages under the limit: not charged.)
   while (!dirty_order_.empty()) {
     File* f = dirty_order_.front();
     dirty_order_.pop_front();
-    if (per_file > 0 && f->is_dirty()) Advance(t_ + per_file);
+    if (waited) ChargeWriteBack(*f);
     WriteBack(*f, tags);
   }
 }

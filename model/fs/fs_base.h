@@ -119,7 +119,11 @@ class FsBase {
   bool Done(uint64_t tag) const { return tag_state_[tag] == 0; }
   // Writes f's dirty data (allocating it first under delayed allocation).
   void WriteBack(File& f, std::vector<uint64_t>* tags);
-  void WriteBackAll(std::vector<uint64_t>* tags);
+  // waited: a sync waits for it, so writeback's own CPU per file (the --cpu table's
+  // writeback_per_file) delays each file's requests.
+  void WriteBackAll(std::vector<uint64_t>* tags, bool waited = false);
+  // Writeback's own CPU for f, when the program waits for it (fsync, sync): advances the clock.
+  void ChargeWriteBack(const File& f);
   // Writes the data that has been dirty longer than the expiry (the flusher's periodic pass).
   void WriteBackExpired();
   uint64_t dirty_bytes() const { return dirty_bytes_; }

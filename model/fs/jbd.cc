@@ -236,6 +236,7 @@ void Jbd::WriteHomeIf(bool wait, Pred pred) {
 
 void Jbd::Fsync(File& f, bool datasync) {
   std::vector<uint64_t> tags;
+  ChargeWriteBack(f);
   WriteBack(f, &tags);
   Wait(tags);
   if (f.is_dir) {
@@ -253,7 +254,7 @@ void Jbd::Fsync(File& f, bool datasync) {
 
 void Jbd::SyncAll() {
   std::vector<uint64_t> tags;
-  WriteBackAll(&tags);
+  WriteBackAll(&tags, /*waited=*/true);
   Wait(tags);
   if (!txn_.empty()) {
     Commit(/*wait=*/true);

@@ -138,6 +138,7 @@ class Xfs : public FsBase {
   }
   void Fsync(File& f, bool datasync) override {
     std::vector<uint64_t> tags;
+    ChargeWriteBack(f);
     WriteBack(f, &tags);
     Wait(tags);
     const uint64_t seq = datasync ? f.data_seq : f.seq;
@@ -156,7 +157,7 @@ class Xfs : public FsBase {
   }
   void SyncAll() override {
     std::vector<uint64_t> tags;
-    WriteBackAll(&tags);
+    WriteBackAll(&tags, /*waited=*/true);
     Wait(tags);
     ForceLog(/*wait=*/true);
   }

@@ -23,8 +23,11 @@ fi
 # round trip that write+fdatasync - write includes, so it cannot be larger.
 if [[ -f $dir/p.json ]]; then
   desc=$(grep -o '"description": "[^"]*"' "$dir/p.json")
-  if [[ $EUID -ne 0 || ! -d /sys/kernel/tracing/instances ]] || [[ $desc != *"write_cache 'write back'"* ]]; then
-    echo "skip: flush requests not traced here (needs root, tracefs and a device with a write cache): $desc"
+  # Device-mapper and md devices pass flushes on without requests of their own to trace.
+  stacked=$(python3 -c "import os, sys; d = os.stat(sys.argv[1]).st_dev; b = f'/sys/dev/block/{os.major(d)}:{os.minor(d)}'; print(int(os.path.exists(b + '/dm') or os.path.exists(b + '/md')))" "$dir")
+  if [[ $EUID -ne 0 || $stacked == 1 ]] || [[ ! -d /sys/kernel/tracing/instances && ! -d /sys/kernel/debug/tracing/instances ]] ||
+     [[ $desc != *"write_cache 'write back'"* ]]; then
+    echo "skip: flush requests not traced here (needs root, tracefs and a plain device with a write cache): $desc"
   elif python3 - "$dir/p.json" << 'PY'; then
 import json, re, sys
 p = json.load(open(sys.argv[1]))

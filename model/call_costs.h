@@ -53,8 +53,8 @@ struct CallCosts {
   // which sync waits for: charged to the unlink. Optional in the file ("unlink_deferred").
   double unlink_deferred_ns = 0;
   // Writeback's own work per file it writes (ext4_writepages, block allocation, building the
-  // bios), which a program waiting for it (sync, a throttled write) waits for: charged per file
-  // written on its behalf. Optional in the file ("writeback_per_file").
+  // bios), which a program waiting for it (sync, fsync) waits for: charged per file written on
+  // its behalf. Optional in the file ("writeback_per_file").
   double writeback_ns_per_file = 0;
 
   // The category of a call (kNone for calls the table does not cover).

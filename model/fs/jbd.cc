@@ -22,15 +22,15 @@ Jbd::Jbd(DeviceModel& dev, const FsModelOptions& o, bool delalloc, uint64_t max_
 
 // The journal's free space as jbd2_log_space_left counts it: blocks past the tail, less 32 for
 // rounding (block 0 holds the journal's superblock).
-uint64_t Jbd::FreeFrom(uint64_t tail) const {
-  uint64_t used = journal_head_ - tail + 1 + 32;
+uint64_t Jbd::Free() const {
+  uint64_t used = journal_head_ - tail_ + 1 + 32;
   return used >= journal_blocks_ ? 0 : journal_blocks_ - used;
 }
 
 void Jbd::Dirty(MetaBlock b) {
   // start_this_handle: a handle waits for a checkpoint when the journal could not take one
   // more largest transaction.
-  if (FreeFrom(tail_) < max_txn_) MakeRoom();
+  if (Free() < max_txn_) MakeRoom();
   if (txn_.empty()) txn_start_ns_ = now();
   txn_.insert(b);
   if (txn_.size() >= max_user_txn_) Commit(/*wait=*/false);
@@ -84,7 +84,7 @@ void Jbd::DirRemoved(MetaBlock own) {
   if (own == 0) return;
   txn_.erase(own);
   if (auto it = home_dirty_.find(own); it != home_dirty_.end()) {
-    HomeWritten(own, it->second.tid);
+    HomeWritten(it->second.tid);
     home_dirty_.erase(it);
   }
 }
@@ -133,7 +133,7 @@ void Jbd::Commit(bool wait) {
   for (MetaBlock b : txn_) {
     auto [it, added] = home_dirty_.try_emplace(b, HomeDirty{now(), tid_});
     if (!added) {  // logged again: the older transaction no longer has to write it home
-      HomeWritten(b, it->second.tid);
+      HomeWritten(it->second.tid);
       it->second = {now(), tid_};
     }
   }
@@ -166,7 +166,7 @@ void Jbd::MoveTail(uint64_t tail, bool flush, bool wait) {
   if (wait) Wait(sb);
 }
 
-void Jbd::HomeWritten(MetaBlock /*b*/, uint64_t tid) {
+void Jbd::HomeWritten(uint64_t tid) {
   if (logged_.empty() || tid < logged_.front().tid) return;
   Logged& t = logged_[tid - logged_.front().tid];
   if (t.dirty > 0) --t.dirty;
@@ -177,7 +177,7 @@ void Jbd::HomeWritten(MetaBlock /*b*/, uint64_t tid) {
 // then the superblock), else writes the oldest transaction's blocks home; so every
 // transaction checkpointed costs a flush and a FUA.
 void Jbd::MakeRoom() {
-  while (FreeFrom(tail_) < max_txn_) {
+  while (Free() < max_txn_) {
     PopClean();
     if (freed_to_ != tail_) {
       MoveTail(freed_to_, /*flush=*/true, /*wait=*/true);
@@ -188,11 +188,13 @@ void Jbd::MakeRoom() {
     // A block the running transaction holds again commits it first (the block then belongs
     // to that transaction's checkpoint).
     bool relogged = false;
-    for (const auto& [b, d] : home_dirty_)
-      if (d.tid == tid && txn_.count(b)) {
+    for (MetaBlock b : txn_) {
+      auto it = home_dirty_.find(b);
+      if (it != home_dirty_.end() && it->second.tid == tid) {
         relogged = true;
         break;
       }
+    }
     if (relogged) {
       Commit(/*wait=*/true);
       continue;
@@ -220,11 +222,11 @@ void Jbd::WriteHomeIf(bool wait, Pred pred) {
     }
     // Runs of adjacent blocks go out as one request, as the block device's writeback sends them.
     MetaBlock first = it->first, last = first;
-    HomeWritten(it->first, it->second.tid);
+    HomeWritten(it->second.tid);
     auto next = home_dirty_.erase(it);
     while (next != home_dirty_.end() && next->first == last + 1 && pred(next->second)) {
       last = next->first;
-      HomeWritten(next->first, next->second.tid);
+      HomeWritten(next->second.tid);
       next = home_dirty_.erase(next);
     }
     SubmitRange(BlockOp::kWrite, first * kSectorsPerBlock, (last - first + 1) * kBlock, 0,

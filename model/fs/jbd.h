@@ -15,9 +15,9 @@
 // that still holds one of them commits first), then a flush and the journal superblock with
 // FUA move the journal's tail past it (jbd2_cleanup_journal_tail), one transaction at a time
 // until there is room. A commit also moves the tail, with the superblock's FUA write and no
-// flush, once transactions written home meanwhile free a largest transaction. fsync of a file whose
-// changes are already committed sends a lone flush instead (ext4_sync_file's needs_barrier), and so
-// does sync with nothing to commit. Revoke records are not modelled.
+// flush, once transactions written home meanwhile free a largest transaction. fsync of a file
+// whose changes are already committed sends a lone flush instead (ext4_sync_file's
+// needs_barrier), and so does sync with nothing to commit. Revoke records are not modelled.
 #pragma once
 
 #include <algorithm>
@@ -56,11 +56,11 @@ class Jbd : public FsBase {
   struct HomeDirty;
   template <typename Pred>
   void WriteHomeIf(bool wait, Pred pred);  // the committed blocks pred(HomeDirty) picks
-  uint64_t FreeFrom(uint64_t tail) const;  // the journal's free space with this tail
+  uint64_t Free() const;                   // the journal's free space
   void MakeRoom();                         // checkpoint while free space < one largest transaction
   void PopClean();                         // forgets the oldest transactions all home
   void MoveTail(uint64_t tail, bool flush, bool wait);
-  void HomeWritten(MetaBlock b, uint64_t tid);  // b is no longer dirty for transaction tid
+  void HomeWritten(uint64_t tid);  // one of tid's blocks is no longer dirty for it
 
   bool delalloc_;
   uint64_t journal_blocks_;  // circular

@@ -145,12 +145,7 @@ class Xfs : public FsBase {
     if (seq >= seq_ && ForceLog(/*wait=*/true)) return;
     // Checkpointed by a background push whose commit record still waits in the active iclog:
     // the force writes that iclog (xlog_force_lsn).
-    if (!legacy_ && iclog_fill_ > 0 && seq >= open_seq_) {
-      std::vector<uint64_t> commit;
-      WriteIclog(kPreflush | kFua, &commit);
-      Wait(commit);
-      return;
-    }
+    if (!legacy_ && seq >= open_seq_ && WriteActiveIclog(/*wait=*/true)) return;
     // xfs_dir_fsync: nothing more when no log force was needed.
     if (f.is_dir) return;
     Wait({Submit(BlockOp::kWrite, 0, 0, kPreflush, BlockKind::kJournal)});
@@ -310,6 +305,17 @@ class Xfs : public FsBase {
     if (log_used_ > kLogBytes * 3 / 4) RequestAilPush(seq_ - 1);  // the AIL: older checkpoints
   }
 
+  // The active iclog holding a background checkpoint's commit record, written (and waited for):
+  // false when there is none.
+  bool WriteActiveIclog(bool wait) {
+    if (iclog_fill_ == 0) return false;
+    std::vector<uint64_t> tags;
+    WriteIclog(kPreflush | kFua, &tags);
+    if (wait) Wait(tags);
+    return true;
+  }
+  // Held in the CIL, or checkpointed with the commit record not yet written: not for xfsaild.
+  bool Pinned(uint64_t id) const { return cil_.count(id) || uncommitted_.count(id); }
   // Writes what is logged so far; false when there was nothing to write. stable: a log force
   // (fsync, sync, the log worker, xfsaild), whose commit record goes out at once; a background
   // push (the CIL past its limit) leaves the iclog holding its commit record active, and the
@@ -321,13 +327,8 @@ class Xfs : public FsBase {
       if (iclog_fill_ == 0) return false;
       WriteIclog(kPreflush | kFua, &tags);
     } else {
-      if (cil_.empty()) {
-        // xlog_cil_flush with an empty CIL: the previous checkpoint's commit iclog, if active.
-        if (!stable || iclog_fill_ == 0) return false;
-        WriteIclog(kPreflush | kFua, &tags);
-        if (wait) Wait(tags);
-        return true;
-      }
+      // xlog_cil_flush with an empty CIL: the previous checkpoint's commit iclog, if active.
+      if (cil_.empty()) return stable && WriteActiveIclog(wait);
       uint64_t bytes = cil_bytes_ + kCheckpointOverhead;
       // The start: in the active iclog (already flagged PREFLUSH|FUA), or a fresh one.
       uint8_t flags = iclog_fill_ > 0 ? (kPreflush | kFua) : kPreflush;
@@ -355,9 +356,9 @@ class Xfs : public FsBase {
         // xfs_ail_push_all). The AIL was empty, so the push waited for the first checkpoint:
         // its items go home once it is written.
         cold_push_ = false;
-        RequestAilPush(seq_);  // this checkpoint's items are in the AIL already
-        // Its items reach the AIL when the commit record is written: now, or when the active
-        // iclog holding it goes out.
+        RequestAilPush(seq_);  // the target: this checkpoint's items (in ail_ already)
+        // xfsaild sees them once the commit record is written: now, or when the active iclog
+        // holding it goes out.
         if (stable)
           push_tag_ = tags.back();
         else
@@ -409,7 +410,7 @@ class Xfs : public FsBase {
     bool pinned = inflight_;
     std::map<uint64_t, uint64_t> home;  // block -> bytes
     for (auto it = target_.begin(); it != target_.end();) {
-      if (cil_.count(*it) || uncommitted_.count(*it)) {
+      if (Pinned(*it)) {
         pinned = true;
         ++it;
         continue;
@@ -444,7 +445,7 @@ class Xfs : public FsBase {
   void PushAil() {
     std::map<uint64_t, uint64_t> home;
     for (auto it = ail_.begin(); it != ail_.end();) {
-      if (cil_.count(*it) || uncommitted_.count(*it)) {
+      if (Pinned(*it)) {
         ++it;
         continue;
       }

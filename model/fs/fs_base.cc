@@ -174,6 +174,9 @@ bool FsBase::Keep(const Event& e) {
   bool any_path = false;
   for (int i = 0; i < spec.nargs; ++i)
     if (spec.args[i].kind == trace::ArgKind::kPath) {
+      // A null path after a dirfd names the open file itself (futimens: utimensat(fd, NULL)).
+      if (e.args[i].null && i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd)
+        return fds_.count(FdKey(e.pid, e.args[i - 1].i)) != 0;
       any_path = true;
       const std::string& p = Resolve(e, i);
       for (const std::string& prefix : o_.only)

@@ -130,7 +130,7 @@ call("fsync", 0, {"fd": 3})
 call("close", 0, {"fd": 3})
 PY
 }
-commits() { "$iorr" model "attr-$1.iorr" --fs ext4 --disk ssd-sata --cache on --barrier on --json | grep -o '"fua_writes":[0-9]*' | cut -d: -f2; }
+commits() { "$iorr" model "attr-$1.iorr" --fs ext4 --disk ssd-sata --cache on --barrier on --json "${@:2}" | grep -o '"fua_writes":[0-9]*' | cut -d: -f2; }
 for c in none fchmod fchown futimens; do
   attr_trace $c > "attr-$c.jsonl" && "$iorr" import jsonl "attr-$c.jsonl" -o "attr-$c.iorr" 2> attr.err || fail "import $c: $(cat attr.err)"
 done
@@ -142,6 +142,12 @@ for c in fchmod fchown futimens; do
   else
     fail "$c on an fd: $n commits (expected 2), $base without it (expected 1)"
   fi
+done
+# --only keeps the calls on an fd opened under the prefix, futimens (a null path) included.
+for c in fchmod fchown futimens; do
+  n=$(commits $c --only /w)
+  if [[ $n == 2 ]]; then ok "--only /w keeps $c on a file opened there ($n commits)"
+  else fail "--only /w dropped $c on a file opened there: $n commits, expected 2"; fi
 done
 
 # --only filters a relative chdir by the directory it names from where it is called: from /w,

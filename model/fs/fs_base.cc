@@ -207,14 +207,18 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   trace::MergedReader m(opened->get());
   Event e;
   // Threads run apart, in recorded order, each call starting when what happened before it in
-  // the recording has happened in the model: after the recorded start of a call, every call
-  // that had ended by then (in any thread) has ended in the model too, plus, in program
-  // timing, the same think time after it. So for call e,
-  //   start(e) = e.start + max over threads U of (model end - recorded end of U's latest call
-  //              that ended before e.start)              (program timing)
-  //   start(e) = max over those calls of their model end  (afap)
+  // the recording has happened in the model: every call that ended between the end of its
+  // thread's previous call and its own start (in any thread), and that previous call, have
+  // ended in the model too, plus, in program timing, the same think time after each. So for e,
+  //   start(e) = e.start + max over those calls of (model end - recorded end)   (program timing)
+  //   start(e) = max over those calls of their model end                        (afap)
   // A single thread runs exactly as a sequence; threads whose calls overlapped in the
-  // recording overlap in the model (one waiting for the disk does not hold up another).
+  // recording overlap in the model (one waiting for the disk does not hold up another). Only
+  // the window since the thread's own previous call counts: a call that ended before that one
+  // is behind the thread already, and counting it would pin the thread to a thread long idle
+  // (a shell waiting for its child), so that the model could never run faster than the
+  // recording. A thread's first call looks back to the last call that ended before the
+  // thread's first event (its creator's, most of the time).
   // Calls are still applied in recorded order, so a thread behind the device's clock submits
   // late (the device takes it at its clock).
   struct Ended {
@@ -223,93 +227,108 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     bool operator>(const Ended& o) const { return rec_end > o.rec_end; }
   };
   std::priority_queue<Ended, std::vector<Ended>, std::greater<Ended>> ended;
-  struct Lag {
-    int64_t delay = INT64_MIN;  // model end - recorded end of its latest call known ended
-    int64_t end = 0;            // that call's model end
+  // Ended calls in recorded end order (seq 1, 2, ...), as two monotone queues: each keeps only
+  // the calls no later call matches (delay, or model end), so its values fall as seq rises and
+  // the largest over the calls after seq s is the first entry past s.
+  struct Mark {
+    uint64_t seq;
+    int64_t value;
   };
-  // By thread, in no order; few threads, so found by a scan from the last one used.
-  std::vector<std::pair<uint32_t, Lag>> lags;
-  Lag retired;  // the largest of threads that exited
-  // The largest delay and end over lags and retired, kept up to date while no thread's value
-  // falls from the largest (then recomputed when next asked for).
-  Lag most_known;
-  bool most_valid = true;
-  size_t last_lag = 0;
-  auto lag_of = [&](uint32_t tid) -> std::pair<uint32_t, Lag>& {
-    if (last_lag < lags.size() && lags[last_lag].first == tid) return lags[last_lag];
-    for (size_t i = 0; i < lags.size(); ++i)
-      if (lags[i].first == tid) return lags[last_lag = i];
-    last_lag = lags.size();
-    return lags.emplace_back(tid, Lag{});
+  std::deque<Mark> by_delay, by_end;
+  uint64_t seq = 0;
+  auto push = [](std::deque<Mark>& q, Mark mk) {
+    while (!q.empty() && q.back().value <= mk.value) q.pop_back();
+    q.push_back(mk);
   };
-  int64_t all_end = 0, elapsed = 0;
-  // Calls recorded as ended by `until` update their thread's lag.
+  auto largest_after = [](const std::deque<Mark>& q, uint64_t s) {
+    auto it = std::partition_point(q.begin(), q.end(), [&](const Mark& mk) { return mk.seq <= s; });
+    return it == q.end() ? INT64_MIN : it->value;
+  };
+  struct Last {
+    uint64_t seq = 0;           // of its latest ended call (or the window's start: first call)
+    int64_t delay = INT64_MIN;  // model end - recorded end of that call (none yet: INT64_MIN)
+    int64_t end = INT64_MIN;    // its model end
+  };
+  // By live thread, in no order; few threads, so found by a scan from the last one used.
+  std::vector<std::pair<uint32_t, Last>> lasts;
+  size_t last_used = 0;
+  auto find_last = [&](uint32_t tid) -> Last* {
+    if (last_used < lasts.size() && lasts[last_used].first == tid) return &lasts[last_used].second;
+    for (size_t i = 0; i < lasts.size(); ++i)
+      if (lasts[i].first == tid) return &lasts[last_used = i].second;
+    return nullptr;
+  };
+  auto last_of = [&](uint32_t tid) -> Last& {
+    if (Last* l = find_last(tid)) return *l;
+    last_used = lasts.size();
+    // A new thread: its window starts at the last call ended so far.
+    return lasts.emplace_back(tid, Last{seq > 0 ? seq - 1 : 0}).second;
+  };
+  int64_t all_end = 0, elapsed = 0, last_delay = INT64_MIN;
+  // Calls recorded as ended by `until` join the queues and become their thread's latest.
   auto settle = [&](int64_t until) {
     while (!ended.empty() && ended.top().rec_end <= until) {
-      Lag& l = lag_of(ended.top().tid).second;
-      Lag now{ended.top().model_end - ended.top().rec_end, ended.top().model_end};
-      if ((now.delay < l.delay && l.delay == most_known.delay) ||
-          (now.end < l.end && l.end == most_known.end))
-        most_valid = false;
-      l = now;
-      most_known.delay = std::max(most_known.delay, now.delay);
-      most_known.end = std::max(most_known.end, now.end);
+      const Ended& x = ended.top();
+      ++seq;
+      last_delay = x.model_end - x.rec_end;
+      push(by_delay, {seq, last_delay});
+      push(by_end, {seq, x.model_end});
+      if (Last* l = find_last(x.tid)) *l = {seq, last_delay, x.model_end};
       ended.pop();
-    }
-  };
-  auto most_lag = [&]() {
-    if (!most_valid) {
-      most_known = retired;
-      for (const auto& [tid, l] : lags) {
-        most_known.delay = std::max(most_known.delay, l.delay);
-        most_known.end = std::max(most_known.end, l.end);
+      if ((seq & 4095) == 0 && !lasts.empty()) {  // drop what no live thread's window reaches
+        uint64_t oldest = UINT64_MAX;
+        for (const auto& tl : lasts) oldest = std::min(oldest, tl.second.seq);
+        while (by_delay.size() > 1 && by_delay.front().seq <= oldest) by_delay.pop_front();
+        while (by_end.size() > 1 && by_end.front().seq <= oldest) by_end.pop_front();
       }
-      most_valid = true;
     }
-    return most_known;
   };
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
     all_end = std::max(all_end, e.end_ns);
+    settle(e.start_ns);
+    Last& mine = last_of(e.tid);
     // A chdir's own path is relative to the directory it leaves: filter it before Bookkeep.
     bool cwd_call = e.spec().effect == trace::Effect::kCwd;
     bool keep = o_.only.empty() || !cwd_call || Keep(e);
     Bookkeep(e);
     resolved_valid_ = 0;  // Bookkeep's chdir changed the cwd: Keep and Apply resolve anew
     if (!o_.only.empty() && !cwd_call) keep = Keep(e);
-    if (!keep) continue;
-    ++r->events;
-    settle(e.start_ns);
-    Lag most = most_lag();
-    if (most.delay == INT64_MIN) most.delay = 0;  // nothing ended before it: the first call
-    int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + most.delay) : most.end;
-    t_ = start;  // this thread's time; may be behind another thread's
-    Advance(t_);
-    int64_t before = t_;
-    bool waited = Apply(e);
-    waited = waited || t_ > before;
-    int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
-    if (waited) cpu = std::min<int64_t>(cpu, 20'000);        // the recording's own wait is not CPU
-    if (o_.costs) cpu = std::max(cpu, o_.costs->CostNs(e));  // the target file system's CPU
-    r->io_wait_ns += t_ - before;
-    Advance(t_ + cpu);
-    elapsed = std::max(elapsed, t_);
-    ended.push({e.end_ns, t_, e.tid});
-    if (e.call == CallId::exit || e.call == CallId::exit_group) {
-      // Its calls still order what follows; keep the thread's lag, drop the thread.
-      settle(e.end_ns);  // everything recorded before its exit is known by now
-      // The largest over lags and retired stays the same.
-      auto it =
-          std::find_if(lags.begin(), lags.end(), [&](const auto& tl) { return tl.first == e.tid; });
-      if (it != lags.end()) {
-        retired.delay = std::max(retired.delay, it->second.delay);
-        retired.end = std::max(retired.end, it->second.end);
-        *it = lags.back();
-        lags.pop_back();
-      }
+    bool exits = e.call == CallId::exit || e.call == CallId::exit_group;
+    if (keep) {
+      ++r->events;
+      int64_t delay = std::max(mine.delay, largest_after(by_delay, mine.seq));
+      int64_t after = std::max(mine.end, largest_after(by_end, mine.seq));
+      if (delay == INT64_MIN) delay = 0;  // nothing ended before it: the first call
+      if (after == INT64_MIN) after = 0;
+      int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + delay) : after;
+      t_ = start;  // this thread's time; may be behind another thread's
+      Advance(t_);
+      int64_t before = t_;
+      bool waited = Apply(e);
+      waited = waited || t_ > before;
+      int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
+      if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
+      if (o_.costs) cpu = std::max(cpu, o_.costs->CostNs(e));  // the target file system's CPU
+      r->io_wait_ns += t_ - before;
+      Advance(t_ + cpu);
+      elapsed = std::max(elapsed, t_);
+      ended.push({e.end_ns, t_, e.tid});
+      // Its calls still order what follows (in the queues); the thread itself is done.
+      if (exits) settle(e.end_ns);
     }
+    if (exits) {
+      auto it = std::find_if(lasts.begin(), lasts.end(),
+                             [&](const auto& tl) { return tl.first == e.tid; });
+      if (it != lasts.end()) {
+        *it = lasts.back();
+        lasts.pop_back();
+      }
+      continue;
+    }
+    if (!keep) continue;
     if (t_ >= next_flusher_ns_) {
       WriteBackExpired();
       next_flusher_ns_ = t_ + o_.dirty_writeback_ns;
@@ -317,15 +336,11 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Tick();
   }
   if (!m.status().ok()) return m.status();
-  // Program timing: the recording went on after the last call counted (exits, --only).
-  int64_t delay = retired.delay;
-  while (!ended.empty()) {
-    delay = std::max(delay, ended.top().model_end - ended.top().rec_end);
-    ended.pop();
-  }
-  for (const auto& [tid, l] : lags) delay = std::max(delay, l.delay);
-  if (delay == INT64_MIN) delay = 0;
-  if (o_.think) elapsed = std::max(elapsed, all_end + delay);
+  // Program timing: the recording went on after the last call counted (exits, --only), as
+  // late after it as recorded.
+  settle(INT64_MAX);
+  if (last_delay == INT64_MIN) last_delay = 0;
+  if (o_.think) elapsed = std::max(elapsed, all_end + last_delay);
   t_ = std::max(t_, elapsed);
   Advance(t_);
   r->elapsed_ns = elapsed;
@@ -475,13 +490,16 @@ void FsBase::ChargeWriteBack(const File& f) {
 }
 
 void FsBase::WriteBackAll(std::vector<uint64_t>* tags, bool waited) {
-  // Waited for: writeback's own CPU per file delays each file's requests, and the device works
-  // on the earlier ones meanwhile. (A throttled writer waits too, but only until the flusher
-  // has brought the dirty pages under the limit: not charged.)
+  // Waited for: writeback's own CPU per file adds to the device's time rather than overlapping
+  // it, which is how `iorr calibrate --calls` measures it (a sync of N files less a sync of one
+  // file of as many bytes). So it is charged in full before the requests go out. (A throttled
+  // writer waits too, but only until the flusher has brought the dirty pages under the limit:
+  // not charged.)
+  if (waited)
+    for (const File* f : dirty_order_) ChargeWriteBack(*f);
   while (!dirty_order_.empty()) {
     File* f = dirty_order_.front();
     dirty_order_.pop_front();
-    if (waited) ChargeWriteBack(*f);
     WriteBack(*f, tags);
   }
 }

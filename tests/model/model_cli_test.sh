@@ -97,6 +97,43 @@ if [[ $ok_threads == 1 ]]; then
     fail "threads apart: two threads $two s, thread 1 alone $alone s"
   fi
 fi
+# A thread idle since long ago does not hold the others to the recording's pace: a shell (pid 1)
+# stats the directory, then its child (pid 2) does 50 create-write-fsync with the fsyncs
+# recorded at 10 ms each, which the nvme-plp model does in microseconds. The child runs as
+# fast as it does alone (0.5 s recorded), whether or not the shell made its call.
+gen_idle() {  # SHELL: 1 to have the shell's early call
+  python3 - "$1" << 'PY'
+import json, sys
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
+def ev(pid, name, start, dur, ret, args):
+    print(json.dumps({"pid": pid, "tid": pid, "call": name, "start_ns": start,
+                      "end_ns": start + dur, "ret": ret, "errno": None, "args": args}))
+if sys.argv[1] == "1":
+    ev(1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+t = 10000
+for i in range(50):
+    ev(2, "openat", t, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/f%d" % i,
+                                 "flags": "O_WRONLY|O_CREAT", "mode": 420})
+    ev(2, "write", t + 2000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(2, "fsync", t + 4000, 10000000, 0, {"fd": 3})
+    ev(2, "close", t + 10005000, 1000, 0, {"fd": 3})
+    t += 10010000
+PY
+}
+if gen_idle 1 > idle1.jsonl && gen_idle 0 > idle0.jsonl && "$iorr" import jsonl idle1.jsonl -o idle1.iorr 2> idle.err &&
+  "$iorr" import jsonl idle0.jsonl -o idle0.iorr 2> idle.err; then
+  iel() { "$iorr" model "$1" --fs ext4 --disk nvme-plp --cache on --barrier on --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2; }
+  with=$(iel idle1.iorr) without=$(iel idle0.iorr)
+  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a < 0.1 and abs(a - b) < 0.001 else 1)" "$with" "$without"; then
+    ok "an idle shell does not pin its child to the recording: $with s with it, $without s without (0.5 s recorded)"
+  else
+    fail "an idle shell pins its child: $with s with it, $without s without (expected both under 0.1 s)"
+  fi
+else
+  fail "idle shell: $(cat idle.err)"
+fi
+
 # A JSON-lines trace (cwd /w) from a Python body on stdin that calls call(name, ret, args): calls
 # of pid 1, tid 1, each 1 us long, 2 us apart from 1 us on. The function's arguments reach the
 # body as sys.argv[1:].
@@ -269,12 +306,13 @@ fi
 # for it: 100 files written then synced cost 100 x 1 ms more with a table that says 1 ms per
 # file than with one that says nothing; without the sync nobody waits for the writeback, and
 # the table changes nothing.
-wb_trace() {  # SYNC: 1 to end with sync
-  trace_py "$1" << 'PY'
+wb_trace() {  # SYNC [BYTES]: SYNC 1 to end with sync; BYTES per file (4096)
+  trace_py "$1" "${2:-4096}" << 'PY'
+n = int(sys.argv[2])
 for i in range(100):
     call("openat", 3, {"dirfd": "AT_FDCWD", "path": "/w/f%03d" % i,
                        "flags": "O_WRONLY|O_CREAT", "mode": 420})
-    call("write", 4096, {"fd": 3, "count": 4096})
+    call("write", n, {"fd": 3, "count": n})
     call("close", 0, {"fd": 3})
 if sys.argv[1] == "1":
     call("sync", 0, {})
@@ -286,8 +324,8 @@ table() {  # WRITEBACK_US
     "unlink": 1, "mkdir": 1, "rmdir": 1, "rename": 1'"${1:+, \"writeback_per_file\": $1}"'}}'
 }
 table > wb0.json && table 1000 > wb1.json
-wb_el() {  # TRACE TABLE
-  "$iorr" model "$1" --fs ext4 --disk nvme-plp --cache on --barrier on --cpu "$2" --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2
+wb_el() {  # TRACE TABLE [DISK]
+  "$iorr" model "$1" --fs ext4 --disk "${3:-nvme-plp}" --cache on --barrier on --cpu "$2" --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2
 }
 if wb_trace 1 > wb.jsonl && wb_trace 0 > wbn.jsonl && "$iorr" import jsonl wb.jsonl -o wb.iorr 2> wb.err &&
   "$iorr" import jsonl wbn.jsonl -o wbn.iorr 2> wb.err; then
@@ -299,6 +337,22 @@ sys.exit(0 if 0.099 <= b - a <= 0.102 and c == d else 1)" "$a" "$b" "$c" "$d"; t
     ok "writeback per file: a sync of 100 files waits 0.1 s more at 1 ms a file ($a -> $b s); unwaited, nothing ($c s)"
   else
     fail "writeback per file: with sync $a -> $b s, without $c -> $d s"
+  fi
+else
+  fail "writeback per file: $(cat wb.err)"
+fi
+# It adds to the device's time rather than hiding under it, as calibrate measures it (a sync
+# of N files less a sync of one file of as many bytes): 100 MiB to an HDD take over a second,
+# and 100 files at 1 ms each still add 0.1 s.
+if wb_trace 1 1048576 > wbb.jsonl && "$iorr" import jsonl wbb.jsonl -o wbb.iorr 2> wb.err; then
+  a=$(wb_el wbb.iorr wb0.json hdd-7200) b=$(wb_el wbb.iorr wb1.json hdd-7200)
+  if python3 -c "
+import sys
+a, b = map(float, sys.argv[1:])
+sys.exit(0 if a > 1 and 0.099 <= b - a <= 0.101 else 1)" "$a" "$b"; then
+    ok "writeback per file adds to the device's time: 100 MiB to hdd-7200 in $a s, $b s at 1 ms a file"
+  else
+    fail "writeback per file under a busy device: $a -> $b s (expected +0.1 s on more than 1 s)"
   fi
 else
   fail "writeback per file: $(cat wb.err)"

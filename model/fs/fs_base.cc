@@ -311,7 +311,8 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       waited = waited || t_ > before;
       int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
       if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
-      if (o_.costs) cpu = std::max(cpu, o_.costs->CostNs(e));  // the target file system's CPU
+      // The target file system's CPU, where the table covers the call (call_costs.h).
+      if (o_.costs && CallCosts::CategoryOf(e) != CallCategory::kNone) cpu = o_.costs->CostNs(e);
       r->io_wait_ns += t_ - before;
       Advance(t_ + cpu);
       elapsed = std::max(elapsed, t_);

@@ -341,6 +341,31 @@ sys.exit(0 if 0.099 <= b - a <= 0.102 and c == d else 1)" "$a" "$b" "$c" "$d"; t
 else
   fail "writeback per file: $(cat wb.err)"
 fi
+# A call the table covers costs the table's CPU, not its recorded duration (the recording file
+# system's CPU, and its host's noise): 100 writes recorded at 1 ms each cost 1 us each with a
+# table that says so, and 1 ms each without a table.
+python3 - > slow.jsonl << 'PY'
+import json
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
+def ev(name, start, dur, ret, args):
+    print(json.dumps({"pid": 1, "tid": 1, "call": name, "start_ns": start, "end_ns": start + dur,
+                      "ret": ret, "errno": None, "args": args}))
+ev("openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": "O_WRONLY|O_CREAT", "mode": 420})
+for i in range(100):
+    ev("write", 3000 + i * 1001000, 1000000, 4096, {"fd": 3, "count": 4096})
+PY
+if "$iorr" import jsonl slow.jsonl -o slow.iorr 2> slow.err; then
+  tab=$("$iorr" model slow.iorr --fs ext4 --disk nvme-plp --cache on --barrier on --cpu wb0.json --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2)
+  rec=$("$iorr" model slow.iorr --fs ext4 --disk nvme-plp --cache on --barrier on --json | grep -o '"elapsed_s":[0-9.]*' | cut -d: -f2)
+  if python3 -c "import sys; t, r = map(float, sys.argv[1:]); sys.exit(0 if t < 0.001 and r >= 0.1 else 1)" "$tab" "$rec"; then
+    ok "a call the table covers costs the table's CPU: 100 writes recorded at 1 ms, $tab s with the table, $rec s without"
+  else
+    fail "table CPU: 100 writes recorded at 1 ms, $tab s with a 1 us table (expected < 0.001), $rec s without (>= 0.1)"
+  fi
+else
+  fail "table CPU: $(cat slow.err)"
+fi
 # It adds to the device's time rather than hiding under it, as calibrate measures it (a sync
 # of N files less a sync of one file of as many bytes): 100 MiB to an HDD take over a second,
 # and 100 files at 1 ms each still add 0.1 s.

@@ -227,20 +227,21 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     bool operator>(const Ended& o) const { return rec_end > o.rec_end; }
   };
   std::priority_queue<Ended, std::vector<Ended>, std::greater<Ended>> ended;
-  // Ended calls in recorded end order (seq 1, 2, ...), as two monotone queues: each keeps only
-  // the calls no later call matches (delay, or model end), so its values fall as seq rises and
-  // the largest over the calls after seq s is the first entry past s.
+  // Ended calls in recorded end order (seq 1, 2, ...), as a monotone queue of what the timing
+  // goes by (program: the delay; afap: the model end): it keeps only the calls no later call
+  // matches, so its values fall as seq rises and the largest over the calls after seq s is the
+  // first entry past s.
   struct Mark {
     uint64_t seq;
     int64_t value;
   };
-  std::deque<Mark> by_delay, by_end;
+  std::vector<Mark> marks, kept;  // kept: prune's spare
   uint64_t seq = 0;
-  auto push = [](std::deque<Mark>& q, Mark mk) {
+  auto push = [](std::vector<Mark>& q, Mark mk) {
     while (!q.empty() && q.back().value <= mk.value) q.pop_back();
     q.push_back(mk);
   };
-  auto largest_after = [](const std::deque<Mark>& q, uint64_t s) {
+  auto largest_after = [](const std::vector<Mark>& q, uint64_t s) {
     auto it = std::partition_point(q.begin(), q.end(), [&](const Mark& mk) { return mk.seq <= s; });
     return it == q.end() ? INT64_MIN : it->value;
   };
@@ -264,6 +265,27 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     // A new thread: its window starts at the last call ended so far.
     return lasts.emplace_back(tid, Last{seq > 0 ? seq - 1 : 0}).second;
   };
+  // A live thread's window starts at its own seq, which only moves to the newest, and a new
+  // thread's at the newest: of the calls ended so far, only the first after each live thread's
+  // seq can ever answer largest_after, so the rest go (the queues stay as small as the number
+  // of threads, however long a thread stays idle).
+  std::vector<uint64_t> starts;
+  auto prune_queue = [&](std::vector<Mark>& q) {
+    kept.clear();
+    for (uint64_t st : starts) {
+      auto it =
+          std::partition_point(q.begin(), q.end(), [&](const Mark& mk) { return mk.seq <= st; });
+      if (it != q.end() && (kept.empty() || kept.back().seq < it->seq)) kept.push_back(*it);
+    }
+    if (!q.empty() && (kept.empty() || kept.back().seq < q.back().seq)) kept.push_back(q.back());
+    q.swap(kept);
+  };
+  auto prune = [&]() {
+    starts.clear();
+    for (const auto& tl : lasts) starts.push_back(tl.second.seq);
+    std::sort(starts.begin(), starts.end());
+    prune_queue(marks);
+  };
   int64_t all_end = 0, elapsed = 0, last_delay = INT64_MIN;
   // Calls recorded as ended by `until` join the queues and become their thread's latest.
   auto settle = [&](int64_t until) {
@@ -271,16 +293,10 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       const Ended& x = ended.top();
       ++seq;
       last_delay = x.model_end - x.rec_end;
-      push(by_delay, {seq, last_delay});
-      push(by_end, {seq, x.model_end});
+      push(marks, {seq, o_.think ? last_delay : x.model_end});
       if (Last* l = find_last(x.tid)) *l = {seq, last_delay, x.model_end};
       ended.pop();
-      if ((seq & 4095) == 0 && !lasts.empty()) {  // drop what no live thread's window reaches
-        uint64_t oldest = UINT64_MAX;
-        for (const auto& tl : lasts) oldest = std::min(oldest, tl.second.seq);
-        while (by_delay.size() > 1 && by_delay.front().seq <= oldest) by_delay.pop_front();
-        while (by_end.size() > 1 && by_end.front().seq <= oldest) by_end.pop_front();
-      }
+      if ((seq & 1023) == 0) prune();
     }
   };
   next_flusher_ns_ = o_.dirty_writeback_ns;
@@ -299,8 +315,11 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     bool exits = e.call == CallId::exit || e.call == CallId::exit_group;
     if (keep) {
       ++r->events;
-      int64_t delay = std::max(mine.delay, largest_after(by_delay, mine.seq));
-      int64_t after = std::max(mine.end, largest_after(by_end, mine.seq));
+      int64_t delay = mine.delay, after = mine.end;
+      if (mine.seq != seq) {  // calls of other threads ended since its own previous one
+        int64_t v = largest_after(marks, mine.seq);
+        (o_.think ? delay : after) = std::max(o_.think ? delay : after, v);
+      }
       if (delay == INT64_MIN) delay = 0;  // nothing ended before it: the first call
       if (after == INT64_MIN) after = 0;
       int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + delay) : after;

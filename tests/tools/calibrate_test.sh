@@ -18,29 +18,33 @@ if "$iorr" calibrate "$dir" -o "$dir/p.json" --seconds 2 --size-mb 32 > "$dir/ou
 else
   echo "FAIL: calibrate on $dir: $(cat "$dir/err")"; failed=$((failed + 1))
 fi
-# The flush as the device serves it: as root with tracefs, on a device with a write cache,
-# calibrate times the flush requests (block_rq_issue to complete); that leaves out the process
-# round trip that write+fdatasync - write includes, so it cannot be larger.
+# A file system's waited write and flush: as root with tracefs, on a device with a write cache,
+# calibrate times the write and flush requests of a buffered write + fdatasync and the
+# fdatasync itself, which holds both requests one after the other; the profile's write latency
+# and flush cost are each request's time plus half of the rest.
 if [[ -f $dir/p.json ]]; then
   desc=$(grep -o '"description": "[^"]*"' "$dir/p.json")
   # Device-mapper and md devices pass flushes on without requests of their own to trace.
   stacked=$(python3 -c "import os, sys; d = os.stat(sys.argv[1]).st_dev; b = f'/sys/dev/block/{os.major(d)}:{os.minor(d)}'; print(int(os.path.exists(b + '/dm') or os.path.exists(b + '/md')))" "$dir")
   if [[ $EUID -ne 0 || $stacked == 1 ]] || [[ ! -d /sys/kernel/tracing/instances && ! -d /sys/kernel/debug/tracing/instances ]] ||
      [[ $desc != *"write_cache 'write back'"* ]]; then
-    echo "skip: flush requests not traced here (needs root, tracefs and a plain device with a write cache): $desc"
+    echo "skip: requests not traced here (needs root, tracefs and a plain device with a write cache): $desc"
   elif python3 - "$dir/p.json" << 'PY'; then
 import json, re, sys
 p = json.load(open(sys.argv[1]))
 d = p["description"]
-m = re.search(r"write ([0-9.]+) us, write\+fdatasync ([0-9.]+) us.*flush request ([0-9.]+) us", d)
+m = re.search(r"write ([0-9.]+) us, flush ([0-9.]+) us, fdatasync ([0-9.]+) us, so ([0-9.]+) us more", d)
 assert m, d
-w, wf, fl = map(float, m.groups())
-assert abs(p["flush_ms"] * 1e3 - fl) < 0.1, (p["flush_ms"], fl)
-assert 0 < fl <= (wf - w) * 1.1, (fl, wf - w)
+w, fl, fds, each = map(float, m.groups())
+assert w > 0 and fl > 0 and each >= 0, (w, fl, each)
+assert w + fl <= fds * 1.05, (w, fl, fds)
+assert abs(each - (fds - w - fl) / 2) < 0.2, (each, fds, w, fl)
+assert abs(p["write_latency_us"] - (w + each)) < 0.2, (p["write_latency_us"], w, each)
+assert abs(p["flush_ms"] * 1e3 - (fl + each)) < 0.2, (p["flush_ms"], fl, each)
 PY
-    echo "ok: flush timed at the request: $(echo "$desc" | grep -o 'flush request [0-9.]* us')"; passed=$((passed + 1))
+    echo "ok: write and flush timed at the request: $(echo "$desc" | grep -o 'write [0-9.]* us, flush [^;]*')"; passed=$((passed + 1))
   else
-    echo "FAIL: traced flush: $desc"; failed=$((failed + 1))
+    echo "FAIL: traced write and flush: $desc"; failed=$((failed + 1))
   fi
 fi
 "$iorr" calibrate "$dir/no-such-dir" -o "$dir/p2.json" --seconds 1 > /dev/null 2> "$dir/err2"

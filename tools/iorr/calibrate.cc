@@ -72,38 +72,67 @@ std::string QueueFile(const std::string& dir, const char* name) {
   return {};
 }
 
-// The device's own flush time: block_rq_issue -> block_rq_complete of the flush requests that
-// `op` (a write and an fdatasync) sends, medians over `budget` seconds (at least 20 flushes).
-// Timing write + fdatasync from user space also counts a process round trip (the wake-up
-// after the write, the system call, submitting the flush) that the flushes a file system
-// chains inside the block layer (PREFLUSH before a commit block, the flush after a FUA write
-// on a device without FUA) do not pay; on a loop device 85 us against 51 us at the request.
-// Negative when tracefs cannot show them (not root, no tracefs, no block device).
+// What a file system waits for when it writes a block and flushes it, measured by `op` (a
+// buffered overwrite of a written 4 KiB block and an fdatasync, which writes it and sends a
+// flush; it returns the fdatasync's time) under the tracer: the write and flush requests' own
+// times (block_rq_issue -> block_rq_complete, medians) and the fdatasync's. The fdatasync
+// takes longer than its two requests: each request's completion wakes the waiting thread,
+// which then submits the next (on a loop device 45 + 53 us of requests in a 140 us fdatasync).
+// A file system's commit pays that at each I/O it waits for, so the profile's write latency
+// and flush cost are each request's time plus half the rest. Timing write + fdatasync - write
+// from user space instead gives a flush of 82 to 85 us on a loop device, a direct write from
+// user space 58 us nearby and 88 to 130 us at random offsets over 256 MiB (the loop device
+// serves nearby writes faster, and a file system's waited writes, journal and database pages,
+// are nearby). Negative fields when tracefs cannot show them (not root, no tracefs, no block
+// device; flush: no write cache).
+struct TracedSync {
+  double write = -1, flush = -1, fdatasync = -1;  // seconds, medians
+};
 template <typename Op>
-double TracedFlushSeconds(const std::string& dir, double budget, Op&& op) {
+TracedSync TraceSync(const std::string& dir, double budget, Op&& op) {
+  TracedSync r;
   auto device = replay::FindBlockDevice(dir);
-  if (!device.ok()) return -1;
+  if (!device.ok()) return r;
   replay::BlockTracer tracer;
-  if (!tracer.Open(*device).ok() || !tracer.Start().ok()) return -1;
+  if (!tracer.Open(*device).ok() || !tracer.Start().ok()) return r;
+  std::vector<double> felt;
   double end = Now() + budget;
-  for (int i = 0; i < 20000 && (i < 50 || Now() < end); ++i) op();
+  for (int i = 0; i < 20000 && (i < 50 || Now() < end); ++i) felt.push_back(op());
   auto summary = tracer.Stop();
-  if (!summary.ok() || summary->lost > 0) return -1;
-  // The operations run one at a time, so a completion belongs to the latest flush issued
-  // before it (a requeued flush is issued twice and completes once).
-  int64_t issued = -1;
-  std::vector<double> service;
+  if (!summary.ok() || summary->lost > 0) return r;
+  // The operations run one at a time, so a flush's completion belongs to the latest flush
+  // issued before it (a requeued flush is issued twice and completes once), and a write's to
+  // the latest write issued at its sector.
+  int64_t flush_issued = -1;
+  std::vector<std::pair<int64_t, int64_t>> writes_issued;  // sector, time
+  std::vector<double> flushes, writes;
   for (const replay::BlockEvent& e : tracer.events()) {
-    if (!(e.op & trace::block::kFlushOp)) continue;
-    if (e.phase == trace::block::kIssue) {
-      issued = e.mono_ns;
-    } else if (e.phase == trace::block::kComplete && issued >= 0) {
-      service.push_back(static_cast<double>(e.mono_ns - issued) / 1e9);
-      issued = -1;
+    if (e.op & trace::block::kFlushOp) {
+      if (e.phase == trace::block::kIssue) {
+        flush_issued = e.mono_ns;
+      } else if (e.phase == trace::block::kComplete && flush_issued >= 0) {
+        flushes.push_back(static_cast<double>(e.mono_ns - flush_issued) / 1e9);
+        flush_issued = -1;
+      }
+    } else if (e.op & trace::block::kWrite) {
+      auto it = std::find_if(writes_issued.begin(), writes_issued.end(),
+                             [&](const auto& w) { return w.first == e.sector; });
+      if (e.phase == trace::block::kIssue) {
+        if (it != writes_issued.end())
+          it->second = e.mono_ns;
+        else
+          writes_issued.emplace_back(e.sector, e.mono_ns);
+      } else if (e.phase == trace::block::kComplete && it != writes_issued.end()) {
+        writes.push_back(static_cast<double>(e.mono_ns - it->second) / 1e9);
+        writes_issued.erase(it);
+      }
     }
   }
-  if (service.size() < 20) return -1;
-  return Median(service);
+  if (writes.size() < 20) return r;
+  r.write = Median(writes);
+  r.fdatasync = Median(felt);
+  if (flushes.size() >= 20) r.flush = Median(flushes);
+  return r;
 }
 
 class Scratch {
@@ -419,34 +448,50 @@ int Run(const Options& o) {
       sample([&] { Check(pwrite(dsync, s.buf(), 4096, random_off()) == 4096, "O_DSYNC write"); });
   ::close(dsync);
 
-  // The same write + fdatasync as write_fsync's, again under the tracer: the timing above stays
+  // A file system's waited write and flush, under the tracer (TraceSync): buffered overwrites of
+  // written blocks in the first 8 MiB, each made durable by an fdatasync. The timings above stay
   // free of tracing's own cost.
-  double traced_flush = TracedFlushSeconds(o.dir, budget / 2, [&] {
-    Check(pwrite(fd, s.buf(), 4096, random_off()) == 4096, "write");
-    Check(fdatasync(fd) == 0, "fdatasync");
+  int buffered = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_WRONLY | O_CLOEXEC);
+  Check(buffered >= 0, "buffered open");
+  uint64_t near_blocks = std::min<uint64_t>(size, 8u << 20) / 4096, next_block = 0;
+  TracedSync traced = TraceSync(o.dir, budget / 2, [&] {
+    off_t off = static_cast<off_t>(next_block++ % near_blocks * 4096);
+    Check(pwrite(buffered, s.buf(), 4096, off) == 4096, "write");
+    double a = Now();
+    Check(fdatasync(buffered) == 0, "fdatasync");
+    return Now() - a;
   });
+  ::close(buffered);
+  // Each I/O the fdatasync waited for costs its request's time and half of what the fdatasync
+  // took beyond its two requests (all of it without a flush: a write-through cache).
+  double write_latency = rand_write, flush_ms = std::max(0.0, (write_fsync - rand_write) * 1e3);
+  char how[256];
+  std::snprintf(how, sizeof how, "flush = write+fdatasync - write (no tracefs)");
+  if (traced.write >= 0) {
+    double rest = std::max(0.0, traced.fdatasync - traced.write - std::max(0.0, traced.flush));
+    double each = traced.flush >= 0 ? rest / 2 : rest;
+    write_latency = traced.write + each;
+    if (traced.flush >= 0) flush_ms = (traced.flush + each) * 1e3;
+    std::snprintf(how, sizeof how,
+                  "requests (block_rq_issue to complete) of a buffered write + fdatasync nearby: "
+                  "write %.1f us, flush %.1f us, fdatasync %.1f us, so %.1f us more per I/O",
+                  traced.write * 1e6, traced.flush * 1e6, traced.fdatasync * 1e6, each * 1e6);
+  }
   // A flush that costs next to nothing is a power-loss-protected cache: below 50 us timed from
   // user space, as before, or below 20 us at the request (a protected cache answers a flush
   // in a few; this machine's virtio disk takes 27 to 32 us, its loop devices 51 to 58).
-  double flush_ms =
-      traced_flush >= 0 ? traced_flush * 1e3 : std::max(0.0, (write_fsync - rand_write) * 1e3);
-  bool plp = flush_ms < (traced_flush >= 0 ? 0.02 : 0.05);
-  char flush_how[96];
-  if (traced_flush >= 0)
-    std::snprintf(flush_how, sizeof flush_how, "flush request %.1f us (block_rq_issue to complete)",
-                  traced_flush * 1e6);
-  else
-    std::snprintf(flush_how, sizeof flush_how, "flush = write+fdatasync - write (no tracefs)");
+  bool plp = traced.flush >= 0 ? traced.flush < 20e-6 : flush_ms < 0.05;
   std::string cache = QueueFile(o.dir, "write_cache");
   std::string fua = QueueFile(o.dir, "fua");
   bool write_cache = cache.empty() || cache.find("back") != std::string::npos;
   double transfer_4k_us = 4096.0 / (read_mb_s * 1e6) * 1e6;
-  char json[2048];
+  char json[3072];
   std::snprintf(
       json, sizeof json,
       "{\n  \"type\": \"ssd\",\n  \"name\": \"%s\",\n"
       "  \"description\": \"measured by iorr calibrate on %s: 4 KiB direct read %.1f us, write "
-      "%.1f us, write+fdatasync %.1f us, O_DSYNC write %.1f us, %s; sequential %.0f MB/s read, "
+      "%.1f us, write+fdatasync %.1f us, O_DSYNC write %.1f us, at random offsets; %s; "
+      "sequential %.0f MB/s read, "
       "%.0f MB/s write; queue/write_cache '%s', queue/fua '%s'\",\n"
       "  \"capacity_gb\": %.1f,\n  \"read_latency_us\": %.2f,\n  \"write_latency_us\": %.2f,\n"
       "  \"program_latency_us\": %.2f,\n  \"read_mb_per_s\": %.1f,\n  \"write_mb_per_s\": %.1f,\n"
@@ -454,9 +499,9 @@ int Run(const Options& o) {
       "  \"buffer_mib\": 32,\n  \"write_cache\": %s,\n  \"power_loss_protection\": %s,\n"
       "  \"flush_ms\": %.4f,\n  \"flush_per_mb_ms\": %.4f,\n  \"fua\": %s\n}\n",
       o.name.c_str(), o.dir.c_str(), rand_read * 1e6, rand_write * 1e6, write_fsync * 1e6,
-      fua_write * 1e6, flush_how, read_mb_s, write_mb_s, cache.c_str(), fua.c_str(),
+      fua_write * 1e6, how, read_mb_s, write_mb_s, cache.c_str(), fua.c_str(),
       static_cast<double>(vfs.f_blocks) * vfs.f_frsize / 1e9,
-      std::max(0.0, rand_read * 1e6 - transfer_4k_us), rand_write * 1e6,
+      std::max(0.0, rand_read * 1e6 - transfer_4k_us), write_latency * 1e6,
       std::max(rand_write, fua_write) * 1e6, read_mb_s, write_mb_s,
       std::max(read_mb_s, write_mb_s) * 1.05, write_cache ? "true" : "false",
       plp ? "true" : "false", flush_ms, std::max(0.0, Median(per_mb) * 1e3),

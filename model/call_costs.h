@@ -8,9 +8,10 @@
 // recorded duration is the recording file system's CPU, and the recording host's state with it
 // (three tmpfs recordings of the same tar, one after another, spent 0.67, 0.67 and 2.40 s in
 // write: 0.23 against 0.98 us per KiB, the host's memory). Taking the larger of the two, as
-// until stop 12, passed that noise on (whole-tarball predictions from 3.3 to 5.4 s; with the
-// table alone, 3.76 to 3.78 s). Calls the table has no category for keep their recorded
-// duration.
+// until stop 12, passed that noise on (whole-tarball predictions from 3.8 to 5.4 s; with the
+// table alone, 3.76 to 3.78 s). Calls the table has no category for, and calls on an fd the
+// model does not know as an opened file (a pipe, a tty, a socket: the wait may be for another
+// program), keep their recorded duration.
 //
 // File format (JSON, strict: unknown keys and missing categories are errors):
 //   {"type": "call-costs", "fs": "ext4", "description": "...",

@@ -11,8 +11,8 @@
 // the call's recorded duration, with the recording's own I/O waits left out: a call the model
 // makes wait counts 20 us of CPU at most; with a call-cost table of the modelled file system,
 // a call the table covers costs the table's CPU instead) plus what it waits for in the model.
-// Threads run apart: a call starts when the calls that ended in the recording since its
-// thread's previous call (in any thread) have ended in the model, plus the same think time, so
+// Threads run apart: a call starts when its thread's previous call and the latest call of each
+// other thread, if that ended since, have ended in the model, plus the same think time, so
 // threads that overlapped in the recording overlap in the model (fs_base.cc, FsBase::Run).
 // Models are unvalidated until tools/bench/model-vs-real.sh compares them with a real run.
 // Not thread-safe.

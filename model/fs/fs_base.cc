@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <list>
 #include <queue>
 #include <string_view>
 
@@ -189,6 +190,20 @@ bool FsBase::Keep(const Event& e) {
   return false;
 }
 
+bool FsBase::TableCovers(const Event& e) const {
+  if (CallCosts::CategoryOf(e) == CallCategory::kNone) return false;
+  const trace::CallSpec& spec = e.spec();
+  for (int i = 0; i < spec.nargs; ++i) {
+    if (spec.args[i].kind != trace::ArgKind::kPath) continue;
+    if (!e.args[i].null) return true;
+    // A null path after a dirfd names the open file itself (futimens).
+    return i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd &&
+           fds_.count(FdKey(e.pid, e.args[i - 1].i)) != 0;
+  }
+  return spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd &&
+         fds_.count(FdKey(e.pid, e.args[0].i)) != 0;
+}
+
 void FsBase::AddEntry(MetaBlock dir, int delta) {
   uint64_t& n = dir_entries_[dir];
   if (delta < 0 && n == 0) return;
@@ -207,146 +222,139 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   trace::MergedReader m(opened->get());
   Event e;
   // Threads run apart, in recorded order, each call starting when what happened before it in
-  // the recording has happened in the model: every call that ended between the end of its
-  // thread's previous call and its own start (in any thread), and that previous call, have
-  // ended in the model too, plus, in program timing, the same think time after each. So for e,
+  // the recording has happened in the model: its thread's previous call, and the latest call
+  // of each other thread if that call ended after the previous one (and before this call
+  // started), have ended in the model, plus, in program timing, the same think time after
+  // each. So for e,
   //   start(e) = e.start + max over those calls of (model end - recorded end)   (program timing)
   //   start(e) = max over those calls of their model end                        (afap)
   // A single thread runs exactly as a sequence; threads whose calls overlapped in the
   // recording overlap in the model (one waiting for the disk does not hold up another). Only
-  // the window since the thread's own previous call counts: a call that ended before that one
-  // is behind the thread already, and counting it would pin the thread to a thread long idle
-  // (a shell waiting for its child), so that the model could never run faster than the
-  // recording. A thread's first call looks back to the last call that ended before the
-  // thread's first event (its creator's, most of the time).
-  // Calls are still applied in recorded order, so a thread behind the device's clock submits
-  // late (the device takes it at its clock).
+  // calls since the thread's own previous call count, and of another thread only its latest
+  // (what came before it is behind that thread already): counting more would pin a thread to
+  // another's past, a shell waiting for its child to the child's first calls, so that the
+  // model could not run faster than the recording once it had run slower. A thread's first
+  // call looks back to the last call that ended before the thread's first event (its
+  // creator's, most of the time). Calls are still applied in recorded order, so a thread
+  // behind the device's clock submits late (the device takes it at its clock).
   struct Ended {
     int64_t rec_end, model_end;
     uint32_t tid;
     bool operator>(const Ended& o) const { return rec_end > o.rec_end; }
   };
   std::priority_queue<Ended, std::vector<Ended>, std::greater<Ended>> ended;
-  // Ended calls in recorded end order (seq 1, 2, ...), as a monotone queue of what the timing
-  // goes by (program: the delay; afap: the model end): it keeps only the calls no later call
-  // matches, so its values fall as seq rises and the largest over the calls after seq s is the
-  // first entry past s.
-  struct Mark {
+  // Each thread's latest ended call (seq: its place in recorded end order, 1, 2, ...), in a
+  // list ordered by seq: a thread's record moves to the back when it ends a call, so the calls
+  // since seq s are the records at the back with a seq past s. A new thread's record starts at
+  // the window's start, with no call yet. Records of threads that exited stay until no live
+  // thread's window reaches them.
+  struct Rec {
     uint64_t seq;
-    int64_t value;
+    int64_t delay;  // model end - recorded end of that call (none yet: INT64_MIN)
+    int64_t end;    // its model end (none yet: INT64_MIN)
+    uint32_t tid, pid;
+    bool live;
   };
-  std::vector<Mark> marks, kept;  // kept: prune's spare
+  std::list<Rec> recs;
+  using RecIt = std::list<Rec>::iterator;
   uint64_t seq = 0;
-  auto push = [](std::vector<Mark>& q, Mark mk) {
-    while (!q.empty() && q.back().value <= mk.value) q.pop_back();
-    q.push_back(mk);
-  };
-  auto largest_after = [](const std::vector<Mark>& q, uint64_t s) {
-    auto it = std::partition_point(q.begin(), q.end(), [&](const Mark& mk) { return mk.seq <= s; });
-    return it == q.end() ? INT64_MIN : it->value;
-  };
-  struct Last {
-    uint64_t seq = 0;           // of its latest ended call (or the window's start: first call)
-    int64_t delay = INT64_MIN;  // model end - recorded end of that call (none yet: INT64_MIN)
-    int64_t end = INT64_MIN;    // its model end
-  };
-  // By live thread, in no order; few threads, so found by a scan from the last one used.
-  std::vector<std::pair<uint32_t, Last>> lasts;
+  // Live threads, by tid; few, so found by a scan from the last one used.
+  std::vector<std::pair<uint32_t, RecIt>> live;
   size_t last_used = 0;
-  auto find_last = [&](uint32_t tid) -> Last* {
-    if (last_used < lasts.size() && lasts[last_used].first == tid) return &lasts[last_used].second;
-    for (size_t i = 0; i < lasts.size(); ++i)
-      if (lasts[i].first == tid) return &lasts[last_used = i].second;
+  auto find_live = [&](uint32_t tid) -> RecIt* {
+    if (last_used < live.size() && live[last_used].first == tid) return &live[last_used].second;
+    for (size_t i = 0; i < live.size(); ++i)
+      if (live[i].first == tid) return &live[last_used = i].second;
     return nullptr;
   };
-  auto last_of = [&](uint32_t tid) -> Last& {
-    if (Last* l = find_last(tid)) return *l;
-    last_used = lasts.size();
-    // A new thread: its window starts at the last call ended so far.
-    return lasts.emplace_back(tid, Last{seq > 0 ? seq - 1 : 0}).second;
+  auto live_of = [&](uint32_t tid, uint32_t pid) -> RecIt {
+    if (RecIt* it = find_live(tid)) return *it;
+    // A new thread: its window starts at the last call ended so far (just before the newest).
+    uint64_t from = seq > 0 ? seq - 1 : 0;
+    auto pos = recs.end();
+    if (!recs.empty() && recs.back().seq > from) --pos;
+    RecIt it = recs.insert(pos, Rec{from, INT64_MIN, INT64_MIN, tid, pid, true});
+    last_used = live.size();
+    live.emplace_back(tid, it);
+    return it;
   };
-  // A live thread's window starts at its own seq, which only moves to the newest, and a new
-  // thread's at the newest: of the calls ended so far, only the first after each live thread's
-  // seq can ever answer largest_after, so the rest go (the queues stay as small as the number
-  // of threads, however long a thread stays idle).
-  std::vector<uint64_t> starts;
-  auto prune_queue = [&](std::vector<Mark>& q) {
-    kept.clear();
-    for (uint64_t st : starts) {
-      auto it =
-          std::partition_point(q.begin(), q.end(), [&](const Mark& mk) { return mk.seq <= st; });
-      if (it != q.end() && (kept.empty() || kept.back().seq < it->seq)) kept.push_back(*it);
+  auto retire = [&](size_t i) {
+    live[i].second->live = false;
+    live[i] = live.back();
+    live.pop_back();
+    // Behind every live thread's window; the newest stays for the next new thread's.
+    while (recs.size() > 1 && !recs.front().live) recs.pop_front();
+  };
+  // The largest delay and model end over the thread's window (its own latest call included).
+  auto window = [&](RecIt mine, int64_t* delay, int64_t* after) {
+    *delay = mine->delay;
+    *after = mine->end;
+    for (auto it = recs.end(); it != recs.begin();) {
+      --it;
+      if (it->seq <= mine->seq) break;
+      *delay = std::max(*delay, it->delay);
+      *after = std::max(*after, it->end);
     }
-    if (!q.empty() && (kept.empty() || kept.back().seq < q.back().seq)) kept.push_back(q.back());
-    q.swap(kept);
+    if (*delay == INT64_MIN) *delay = 0;  // nothing ended before it: the first call
+    if (*after == INT64_MIN) *after = 0;
   };
-  auto prune = [&]() {
-    starts.clear();
-    for (const auto& tl : lasts) starts.push_back(tl.second.seq);
-    std::sort(starts.begin(), starts.end());
-    prune_queue(marks);
-  };
-  int64_t all_end = 0, elapsed = 0, last_delay = INT64_MIN;
-  // Calls recorded as ended by `until` join the queues and become their thread's latest.
+  // Calls recorded as ended by `until` become their thread's latest.
   auto settle = [&](int64_t until) {
     while (!ended.empty() && ended.top().rec_end <= until) {
       const Ended& x = ended.top();
       ++seq;
-      last_delay = x.model_end - x.rec_end;
-      push(marks, {seq, o_.think ? last_delay : x.model_end});
-      if (Last* l = find_last(x.tid)) *l = {seq, last_delay, x.model_end};
+      if (RecIt* it = find_live(x.tid)) {
+        (*it)->seq = seq;
+        (*it)->delay = x.model_end - x.rec_end;
+        (*it)->end = x.model_end;
+        recs.splice(recs.end(), recs, *it);
+      }
       ended.pop();
-      if ((seq & 1023) == 0) prune();
     }
   };
+  int64_t elapsed = 0, tail = 0;
   next_flusher_ns_ = o_.dirty_writeback_ns;
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
-    all_end = std::max(all_end, e.end_ns);
     settle(e.start_ns);
-    Last& mine = last_of(e.tid);
+    RecIt mine = live_of(e.tid, e.pid);
     // A chdir's own path is relative to the directory it leaves: filter it before Bookkeep.
     bool cwd_call = e.spec().effect == trace::Effect::kCwd;
     bool keep = o_.only.empty() || !cwd_call || Keep(e);
     Bookkeep(e);
     resolved_valid_ = 0;  // Bookkeep's chdir changed the cwd: Keep and Apply resolve anew
     if (!o_.only.empty() && !cwd_call) keep = Keep(e);
-    bool exits = e.call == CallId::exit || e.call == CallId::exit_group;
+    int64_t delay = 0, after = 0;
+    if (keep || o_.think) window(mine, &delay, &after);
     if (keep) {
       ++r->events;
-      int64_t delay = mine.delay, after = mine.end;
-      if (mine.seq != seq) {  // calls of other threads ended since its own previous one
-        int64_t v = largest_after(marks, mine.seq);
-        (o_.think ? delay : after) = std::max(o_.think ? delay : after, v);
-      }
-      if (delay == INT64_MIN) delay = 0;  // nothing ended before it: the first call
-      if (after == INT64_MIN) after = 0;
       int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + delay) : after;
       t_ = start;  // this thread's time; may be behind another thread's
       Advance(t_);
       int64_t before = t_;
+      bool priced = o_.costs && TableCovers(e);
       bool waited = Apply(e);
       waited = waited || t_ > before;
       int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
       if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
       // The target file system's CPU, where the table covers the call (call_costs.h).
-      if (o_.costs && CallCosts::CategoryOf(e) != CallCategory::kNone) cpu = o_.costs->CostNs(e);
+      if (priced) cpu = o_.costs->CostNs(e);
       r->io_wait_ns += t_ - before;
       Advance(t_ + cpu);
       elapsed = std::max(elapsed, t_);
       ended.push({e.end_ns, t_, e.tid});
-      // Its calls still order what follows (in the queues); the thread itself is done.
-      if (exits) settle(e.end_ns);
+    } else {
+      // Not counted: the time it took in the recording stays in the program's time, so the
+      // thread's later calls, or the end of the run, come as late after it as recorded.
+      tail = std::max(tail, e.end_ns + delay);
     }
-    if (exits) {
-      auto it = std::find_if(lasts.begin(), lasts.end(),
-                             [&](const auto& tl) { return tl.first == e.tid; });
-      if (it != lasts.end()) {
-        *it = lasts.back();
-        lasts.pop_back();
-      }
-      continue;
+    if (e.call == CallId::exit || e.call == CallId::exit_group) {
+      settle(e.end_ns);  // its calls still order what follows; the thread (or process) is done
+      for (size_t i = live.size(); i-- > 0;)
+        if (live[i].first == e.tid ||
+            (e.call == CallId::exit_group && live[i].second->pid == e.pid))
+          retire(i);
     }
     if (!keep) continue;
     if (t_ >= next_flusher_ns_) {
@@ -356,11 +364,8 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     Tick();
   }
   if (!m.status().ok()) return m.status();
-  // Program timing: the recording went on after the last call counted (exits, --only), as
-  // late after it as recorded.
-  settle(INT64_MAX);
-  if (last_delay == INT64_MIN) last_delay = 0;
-  if (o_.think) elapsed = std::max(elapsed, all_end + last_delay);
+  // Program timing: the recording went on after the last call counted (exits, --only).
+  if (o_.think) elapsed = std::max(elapsed, tail);
   t_ = std::max(t_, elapsed);
   Advance(t_);
   r->elapsed_ns = elapsed;
@@ -515,8 +520,15 @@ void FsBase::WriteBackAll(std::vector<uint64_t>* tags, bool waited) {
   // file of as many bytes). So it is charged in full before the requests go out. (A throttled
   // writer waits too, but only until the flusher has brought the dirty pages under the limit:
   // not charged.)
-  if (waited)
-    for (const File* f : dirty_order_) ChargeWriteBack(*f);
+  // A file fsynced and dirtied again is in dirty_order_ twice: charged once.
+  if (waited) {
+    ++writebacks_waited_;
+    for (File* f : dirty_order_)
+      if (f->charged != writebacks_waited_) {
+        f->charged = writebacks_waited_;
+        ChargeWriteBack(*f);
+      }
+  }
   while (!dirty_order_.empty()) {
     File* f = dirty_order_.front();
     dirty_order_.pop_front();

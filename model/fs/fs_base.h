@@ -57,7 +57,8 @@ struct File {
   // For the models: the journal transaction or log checkpoint that last changed the file, and
   // the last one that changed what fdatasync must force (size, allocation).
   uint64_t seq = 0, data_seq = 0;
-  bool is_dir = false;  // made by mkdir, opened with O_DIRECTORY, or a parent of a name
+  bool is_dir = false;   // made by mkdir, opened with O_DIRECTORY, or a parent of a name
+  uint64_t charged = 0;  // the waited writeback that last charged its CPU (FsBase::WriteBackAll)
 };
 
 class FsBase {
@@ -155,6 +156,10 @@ class FsBase {
   void Bookkeep(const trace::Event& e);
   // Whether the event counts under options().only.
   bool Keep(const trace::Event& e);
+  // Whether the call-cost table prices e: a call of a category it has, on a path or on an fd
+  // the model knows as opened (a read of a pipe, a tty or a socket keeps its recorded time: it
+  // may have waited for another program). Asked before Apply, which may close the fd.
+  bool TableCovers(const trace::Event& e) const;
   // The absolute, lexically normalized path of argument idx (relative to its dirfd or the
   // process's cwd), into *out.
   void ResolveInto(const trace::Event& e, int idx, std::string* out);
@@ -194,7 +199,8 @@ class FsBase {
   std::deque<File> storage_;       // stable addresses
   NameTable<File*> files_;         // by the name the trace last gave it
   uint64_t names_gen_ = 1;         // bumped when a name of files_ goes or names another file
-  std::deque<File*> dirty_order_;  // in the order they became dirty
+  std::deque<File*> dirty_order_;  // in the order they became dirty (a file may be in it twice)
+  uint64_t writebacks_waited_ = 0;
   std::unordered_map<uint64_t, OpenFile> fds_;
   NameTable<MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;

@@ -382,6 +382,113 @@ sys.exit(0 if a > 1 and 0.099 <= b - a <= 0.101 else 1)" "$a" "$b"; then
 else
   fail "writeback per file: $(cat wb.err)"
 fi
+# More of the closed loop's bookkeeping, each from a trace whose answer is known:
+#   exit40  a file written at 0 s, the program exiting at 40 s: the 30 s expiry writes it (the
+#           exit is the last event, and the flusher's pass at it must not be skipped)
+#   fsyncN  one file written and fsynced N times, then written and synced: writeback's CPU is
+#           charged once per fsync and once for the sync (N + 1 ms at 1 ms a file)
+#   stdin   read(0) waiting 1 s, then a create: a read of a pipe or tty keeps its recorded
+#           time with a table (the table prices calls on files the model knows)
+#   tail    pid 1 fsyncs 20 times under /w (slower in the model), then works elsewhere until
+#           1 s; pid 2 makes one call under /w: under --only /w, the end comes as late after
+#           pid 1's last call as recorded, as without --only
+#   reuseT  pid 1 (threads 1 and 5) exits; pid 3 makes 20 fsyncs recorded at 10 ms; then a new
+#           process with tid T does the same: T = 5, a tid used before, runs as fast as T = 7
+gen_more() {  # KIND [ARG]
+  python3 - "$@" << 'PY'
+import json, sys
+kind = sys.argv[1]
+arg = sys.argv[2] if len(sys.argv) > 2 else ""
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1000, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}))
+def ev(pid, tid, name, start, dur, ret, args):
+    print(json.dumps({"pid": pid, "tid": tid, "call": name, "start_ns": start,
+                      "end_ns": start + dur, "ret": ret, "errno": None, "args": args}))
+def create(pid, tid, t, path):
+    ev(pid, tid, "openat", t, 1000, 3, {"dirfd": "AT_FDCWD", "path": path,
+                                         "flags": "O_WRONLY|O_CREAT", "mode": 420})
+def fsyncs(pid, tid, t, n, name, dur):
+    for i in range(n):
+        create(pid, tid, t, "/w/%s%d" % (name, i))
+        ev(pid, tid, "write", t + 2000, 1000, 4096, {"fd": 3, "count": 4096})
+        ev(pid, tid, "fsync", t + 4000, dur, 0, {"fd": 3})
+        ev(pid, tid, "close", t + 5000 + dur, 1000, 0, {"fd": 3})
+        t += 10000 + dur
+    return t
+if kind == "exit40":
+    create(1, 1, 1000, "/w/f")
+    ev(1, 1, "write", 3000, 1000, 65536, {"fd": 3, "count": 65536})
+    ev(1, 1, "close", 5000, 1000, 0, {"fd": 3})
+    ev(1, 1, "exit_group", 40 * 10**9, 0, 0, {"status": 0})
+elif kind == "fsync":
+    create(1, 1, 1000, "/w/f")
+    t = 3000
+    for i in range(int(arg)):
+        ev(1, 1, "write", t, 1000, 4096, {"fd": 3, "count": 4096})
+        ev(1, 1, "fsync", t + 2000, 1000, 0, {"fd": 3})
+        t += 4000
+    ev(1, 1, "write", t, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "sync", t + 2000, 1000, 0, {})
+elif kind == "stdin":
+    ev(1, 1, "read", 1000, 10**9, 1, {"fd": 0, "count": 1})
+    create(1, 1, 10**9 + 2000, "/w/f")
+elif kind == "tail":
+    ev(2, 2, "newfstatat", 500, 200 * 10**6, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    fsyncs(1, 1, 1000, 20, "a", 1000)
+    ev(1, 1, "newfstatat", 10**9, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/etc", "flags": 0})
+elif kind == "reuse":
+    ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    ev(1, 1, "exit_group", 6000, 0, 0, {"status": 0})
+    t = fsyncs(3, 3, 10000, 20, "g", 10**7)
+    ev(3, 3, "exit_group", t, 0, 0, {"status": 0})
+    fsyncs(int(arg), int(arg), t + 10000, 20, "h", 10**7)
+PY
+}
+more_ok=1
+for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7"; do
+  n=${k// /}
+  gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
+    { more_ok=0; fail "import $n: $(cat more.err)"; }
+done
+if [[ $more_ok == 1 ]]; then
+  mj() { local t=$1; shift; "$iorr" model "more-$t.iorr" --fs ext4 --cache on --barrier on --json "$@"; }
+  field() { grep -o "\"$1\":[0-9.]*" | head -n 1 | cut -d: -f2; }
+  row=$(mj exit40 --disk nvme-plp)
+  if [[ $(field data <<< "$row") == 65536 && $(field commits <<< "$row") == 1 ]]; then
+    ok "a kept exit as the last event still runs the flusher: 64 KiB written and committed by 40 s"
+  else
+    fail "exit at 40 s: $(field data <<< "$row") data bytes, $(field commits <<< "$row") commits (expected 65536, 1)"
+  fi
+  d1=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" \
+    "$(mj fsync1 --disk nvme-plp --cpu wb0.json | field elapsed_s)" "$(mj fsync1 --disk nvme-plp --cpu wb1.json | field elapsed_s)")
+  d10=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" \
+    "$(mj fsync10 --disk nvme-plp --cpu wb0.json | field elapsed_s)" "$(mj fsync10 --disk nvme-plp --cpu wb1.json | field elapsed_s)")
+  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if abs(a - 0.002) < 1e-4 and abs(b - 0.011) < 1e-4 else 1)" "$d1" "$d10"; then
+    ok "writeback CPU charged once per file and wait: +$d1 s for 1 fsync + sync, +$d10 s for 10"
+  else
+    fail "writeback CPU after repeated fsyncs: +$d1 s (expected 0.002), +$d10 s (expected 0.011)"
+  fi
+  e=$(mj stdin --disk nvme-plp --cpu wb0.json | field elapsed_s)
+  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 1.0 else 1)" "$e"; then
+    ok "a read of stdin keeps its recorded second with a table ($e s)"
+  else
+    fail "a read of stdin priced by the table: $e s, expected >= 1 s"
+  fi
+  a=$(mj tail --disk hdd-7200 --only /w | field elapsed_s) b=$(mj tail --disk hdd-7200 | field elapsed_s)
+  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a > 1.1 and abs(a - b) < 1e-6 else 1)" "$a" "$b"; then
+    ok "the end comes as late after a thread's last counted call as recorded: $a s under --only, $b s without"
+  else
+    fail "end of run under --only: $a s, without --only $b s (expected equal, over 1.1 s)"
+  fi
+  a=$(mj reuse5 --disk nvme-plp | field elapsed_s) b=$(mj reuse7 --disk nvme-plp | field elapsed_s)
+  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a < 0.05 and a == b else 1)" "$a" "$b"; then
+    ok "a tid used by a process that exited starts afresh: $a s, $b s with a new tid (0.4 s recorded)"
+  else
+    fail "tid reuse: $a s with tid 5, $b s with tid 7 (expected equal, under 0.05 s)"
+  fi
+fi
+
 echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
 elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"

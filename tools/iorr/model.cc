@@ -377,7 +377,8 @@ void RegisterModel(CLI::App& app, Action* action) {
   sub->add_option("--cpu", o->cpu,
                   "Per-call CPU tables (iorr calibrate DIR --calls), comma-separated or repeated:\n"
                   "a row of file system F uses the table measured on F, and a call the table\n"
-                  "covers costs the table's CPU instead of its recorded duration")
+                  "covers (on a path, or on an fd opened as a file) costs the table's CPU instead\n"
+                  "of its recorded duration")
       ->delimiter(',');
   sub->add_option("--journal-mb", o->journal_mb,
                   "ext3/ext4 journal size in MiB (mke2fs: 32 for 1 GiB, 64 up to 16 GiB, 128 up\n"

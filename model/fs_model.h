@@ -54,9 +54,11 @@ struct FsModelOptions {
 };
 
 struct FsModelResult {
-  int64_t elapsed_ns = 0;  // simulated time from the first call to the last one's end
-  int64_t io_wait_ns = 0;  // of which the program waited for the device
-  uint64_t commits = 0;    // journal commits / log checkpoints / log buffer writes
+  int64_t elapsed_ns = 0;        // simulated time from the first call to the last one's end
+  int64_t io_wait_ns = 0;        // of which the program waited for the device
+  int64_t writeback_cpu_ns = 0;  // of io_wait, writeback's own CPU (a call-cost table's)
+  int64_t cpu_ns = 0;            // the calls' own CPU, summed over threads (table or recorded)
+  uint64_t commits = 0;          // journal commits / log checkpoints / log buffer writes
   uint64_t events = 0;
   // Requests as the file system asked for them, before the device's settings strip flags: the
   // figures to compare with a block trace captured at bio level.

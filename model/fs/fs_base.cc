@@ -341,6 +341,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       // The target file system's CPU, where the table covers the call (call_costs.h).
       if (priced) cpu = o_.costs->CostNs(e);
       r->io_wait_ns += t_ - before;
+      r->cpu_ns += cpu;
       Advance(t_ + cpu);
       elapsed = std::max(elapsed, t_);
       ended.push({e.end_ns, t_, e.tid});
@@ -510,8 +511,11 @@ void FsBase::WriteBack(File& f, std::vector<uint64_t>* tags) {
 }
 
 void FsBase::ChargeWriteBack(const File& f) {
-  if (o_.costs && o_.costs->writeback_ns_per_file > 0 && f.is_dirty())
-    Advance(t_ + static_cast<int64_t>(o_.costs->writeback_ns_per_file));
+  if (o_.costs && o_.costs->writeback_ns_per_file > 0 && f.is_dirty()) {
+    auto ns = static_cast<int64_t>(o_.costs->writeback_ns_per_file);
+    r_->writeback_cpu_ns += ns;
+    Advance(t_ + ns);
+  }
 }
 
 void FsBase::WriteBackAll(std::vector<uint64_t>* tags, bool waited) {

@@ -335,6 +335,9 @@ import sys
 a, b, c, d = map(float, sys.argv[1:])
 sys.exit(0 if 0.099 <= b - a <= 0.102 and c == d else 1)" "$a" "$b" "$c" "$d"; then
     ok "writeback per file: a sync of 100 files waits 0.1 s more at 1 ms a file ($a -> $b s); unwaited, nothing ($c s)"
+    w=$("$iorr" model wb.iorr --fs ext4 --disk nvme-plp --cache on --barrier on --cpu wb1.json --json | grep -o '"writeback_cpu_s":[0-9.]*' | cut -d: -f2)
+    if [[ $w == 0.100000 ]]; then ok "writeback_cpu_s reports the 0.1 s"
+    else fail "writeback_cpu_s: $w, expected 0.100000"; fi
   else
     fail "writeback per file: with sync $a -> $b s, without $c -> $d s"
   fi
@@ -362,6 +365,14 @@ if "$iorr" import jsonl slow.jsonl -o slow.iorr 2> slow.err; then
     ok "a call the table covers costs the table's CPU: 100 writes recorded at 1 ms, $tab s with the table, $rec s without"
   else
     fail "table CPU: 100 writes recorded at 1 ms, $tab s with a 1 us table (expected < 0.001), $rec s without (>= 0.1)"
+  fi
+  # The JSON row says where the time went: the calls' own CPU (cpu_s).
+  c_tab=$("$iorr" model slow.iorr --fs ext4 --disk nvme-plp --cache on --barrier on --cpu wb0.json --json | grep -o '"cpu_s":[0-9.]*' | cut -d: -f2)
+  c_rec=$("$iorr" model slow.iorr --fs ext4 --disk nvme-plp --cache on --barrier on --json | grep -o '"cpu_s":[0-9.]*' | cut -d: -f2)
+  if [[ $c_tab == 0.000101 && $c_rec == 0.100001 ]]; then
+    ok "cpu_s: 101 us of table CPU, 0.100001 s recorded"
+  else
+    fail "cpu_s: $c_tab with the table (expected 0.000101), $c_rec without (expected 0.100001)"
   fi
 else
   fail "table CPU: $(cat slow.err)"

@@ -54,6 +54,7 @@ std::string ProfilePath(const std::string& disk) {
 struct Row {
   std::string fs, cache, barrier;
   int64_t elapsed_ns = 0, io_wait_ns = -1;  // io_wait -1: not applicable (block stream)
+  int64_t cpu_ns = 0, writeback_cpu_ns = 0;
   uint64_t commits = 0;
   uint64_t events = 0;                        // events the model ran (after --only)
   uint64_t asked_flushes = 0, asked_fua = 0;  // as the file system asked (call traces)
@@ -121,9 +122,10 @@ void AppendRowJson(std::string& out, const Row& r) {
   out += buf;
   if (r.io_wait_ns >= 0) {
     std::snprintf(buf, sizeof buf,
-                  "\"io_wait_s\":%.6f,\"events\":%llu,\"commits\":%llu,\"asked_flushes\":%llu,"
-                  "\"asked_fua\":%llu,",
-                  r.io_wait_ns / 1e9, (unsigned long long)r.events, (unsigned long long)r.commits,
+                  "\"io_wait_s\":%.6f,\"writeback_cpu_s\":%.6f,\"cpu_s\":%.6f,\"events\":%llu,"
+                  "\"commits\":%llu,\"asked_flushes\":%llu,\"asked_fua\":%llu,",
+                  r.io_wait_ns / 1e9, r.writeback_cpu_ns / 1e9, r.cpu_ns / 1e9,
+                  (unsigned long long)r.events, (unsigned long long)r.commits,
                   (unsigned long long)r.asked_flushes, (unsigned long long)r.asked_fua);
     out += buf;
   }
@@ -254,6 +256,8 @@ int Run(const Options& o) {
           if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
           row.elapsed_ns = r->elapsed_ns;
           row.io_wait_ns = r->io_wait_ns;
+          row.cpu_ns = r->cpu_ns;
+          row.writeback_cpu_ns = r->writeback_cpu_ns;
           row.commits = r->commits;
           row.events = r->events;
           row.asked_flushes = r->asked_flushes;
@@ -269,17 +273,20 @@ int Run(const Options& o) {
   if (o.csv) {
     out =
         "fs,cache,barrier,elapsed_s,io_wait_s,flushes,fua_writes,data_bytes,journal_bytes,"
-        "metadata_bytes,device_busy_s,validated\n";
+        "metadata_bytes,device_busy_s,validated,cpu_s,writeback_cpu_s\n";
     char buf[512];
     for (const Row& r : rows) {
-      std::snprintf(buf, sizeof buf, "%s,%s,%s,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%.6f,%s\n",
+      std::string cpu = r.io_wait_ns >= 0 ? std::to_string(r.cpu_ns / 1e9) + "," +
+                                                std::to_string(r.writeback_cpu_ns / 1e9)
+                                          : std::string(",");
+      std::snprintf(buf, sizeof buf, "%s,%s,%s,%.6f,%s,%llu,%llu,%llu,%llu,%llu,%.6f,%s,%s\n",
                     r.fs.c_str(), r.cache.c_str(), r.barrier.c_str(), r.elapsed_ns / 1e9,
                     r.io_wait_ns >= 0 ? std::to_string(r.io_wait_ns / 1e9).c_str() : "",
                     (unsigned long long)r.d.flushes, (unsigned long long)r.d.fua_writes,
                     (unsigned long long)r.d.bytes_written_by_kind[0],
                     (unsigned long long)r.d.bytes_written_by_kind[1],
                     (unsigned long long)r.d.bytes_written_by_kind[2], r.d.busy_ns / 1e9,
-                    r.validated ? "true" : "false");
+                    r.validated ? "true" : "false", cpu.c_str());
       out += buf;
     }
   } else if (o.json) {
@@ -389,8 +396,13 @@ void RegisterModel(CLI::App& app, Action* action) {
   sub->add_option("--dirty-ratio", o->dirty_ratio, "vm.dirty_ratio (default: the header's)");
   sub->add_option("--dirty-background-ratio", o->dirty_background_ratio,
                   "vm.dirty_background_ratio (default: the header's)");
-  sub->add_flag("--json", o->json, "JSON instead of a table");
-  sub->add_flag("--csv", o->csv, "CSV (one header line, one line per row) instead of a table");
+  sub->add_flag("--json", o->json,
+                "JSON instead of a table, with more per row: the calls' own CPU (cpu_s, summed\n"
+                "over threads: the call-cost table's or the recorded durations) and the part of\n"
+                "io_wait_s that is writeback's own CPU (writeback_cpu_s)");
+  sub->add_flag("--csv", o->csv,
+                "CSV (one header line, one line per row; cpu_s and writeback_cpu_s as in --json)\n"
+                "instead of a table");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -2,6 +2,7 @@
 #include "model/fs/fs_base.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 
 #include <algorithm>
 #include <bit>
@@ -135,8 +136,38 @@ File& FsBase::FileOf(OpenFile& of) {
 }
 
 void FsBase::Bookkeep(const Event& e) {
-  if (e.failed()) return;
   auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
+  auto drop_fds = [&](auto&& pred) {  // the process's fds for which pred(fd, open file)
+    for (auto it = fds_.begin(); it != fds_.end();)
+      if ((it->first >> 32) == static_cast<uint32_t>(e.pid) &&
+          pred(static_cast<uint32_t>(it->first), it->second))
+        it = fds_.erase(it);
+      else
+        ++it;
+  };
+  // What no longer names a file the model knows: a process's fds when it is gone, its O_CLOEXEC
+  // fds after an exec, a range closed at once, and an fd number that a call other than an open
+  // hands out anew (a pipe, a socket).
+  if (e.call == CallId::exit_group) {
+    drop_fds([](uint32_t, const OpenFile&) { return true; });
+    return;
+  }
+  if (e.failed()) return;
+  if (e.call == CallId::execve || e.call == CallId::execveat) {
+    drop_fds([](uint32_t, const OpenFile& of) { return of.cloexec; });
+  } else if (e.call == CallId::close_range) {
+    auto first = static_cast<uint64_t>(e.args[0].i), last = static_cast<uint64_t>(e.args[1].i);
+    if (!(e.args[2].i & CLOSE_RANGE_CLOEXEC))
+      drop_fds([&](uint32_t fd, const OpenFile&) { return fd >= first && fd <= last; });
+  } else if (e.spec().effect == Effect::kNotFile) {
+    if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) fds_.erase(fdkey(e.ret));
+    for (int i = 0; i < e.spec().nargs; ++i)
+      if (e.spec().args[i].kind == trace::ArgKind::kFdPair) {
+        auto pair = static_cast<uint64_t>(e.args[i].i);
+        fds_.erase(fdkey(static_cast<uint32_t>(pair)));
+        fds_.erase(fdkey(static_cast<uint32_t>(pair >> 32)));
+      }
+  }
   bool dup =
       e.call == CallId::dup || e.call == CallId::dup2 || e.call == CallId::dup3 ||
       (e.call == CallId::fcntl && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC));
@@ -146,6 +177,8 @@ void FsBase::Bookkeep(const Event& e) {
     auto it = fds_.find(fdkey(e.args[0].i));
     if (it != fds_.end()) {
       OpenFile copy = it->second;
+      copy.cloexec = (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
+                     (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC));
       fds_[fdkey(e.ret)] = std::move(copy);
     }
   } else if (e.call == CallId::chdir) {
@@ -267,8 +300,36 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       if (live[i].first == tid) return &live[last_used = i].second;
     return nullptr;
   };
+  // Two dead records side by side answer every window alike (no live thread's record lies
+  // between them, and a thread's record only moves to the back): the earlier folds into the
+  // later, unless the later is the back, which a new thread's window holds alone. So a parent
+  // idle through thousands of short children keeps a handful of records, not one per child.
+  auto fold = [&](RecIt later) {
+    if (later == recs.end() || later == recs.begin() || later->live ||
+        std::next(later) == recs.end())
+      return;
+    RecIt earlier = std::prev(later);
+    if (earlier->live) return;
+    later->delay = std::max(later->delay, earlier->delay);
+    later->end = std::max(later->end, earlier->end);
+    recs.erase(earlier);
+  };
+  auto retire = [&](size_t i) {
+    RecIt it = live[i].second;
+    it->live = false;
+    live[i] = live.back();
+    live.pop_back();
+    RecIt next = std::next(it);
+    fold(it);    // its dead predecessor into it
+    fold(next);  // it into its dead successor
+    // Behind every live thread's window; the newest stays for the next new thread's.
+    while (recs.size() > 1 && !recs.front().live) recs.pop_front();
+  };
   auto live_of = [&](uint32_t tid, uint32_t pid) -> RecIt {
-    if (RecIt* it = find_live(tid)) return *it;
+    if (RecIt* it = find_live(tid)) {
+      if ((*it)->pid == pid) return *it;
+      retire(last_used);  // a tid reused by another process: the first is gone
+    }
     // A new thread: its window starts at the last call ended so far (just before the newest).
     uint64_t from = seq > 0 ? seq - 1 : 0;
     auto pos = recs.end();
@@ -277,13 +338,6 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     last_used = live.size();
     live.emplace_back(tid, it);
     return it;
-  };
-  auto retire = [&](size_t i) {
-    live[i].second->live = false;
-    live[i] = live.back();
-    live.pop_back();
-    // Behind every live thread's window; the newest stays for the next new thread's.
-    while (recs.size() > 1 && !recs.front().live) recs.pop_front();
   };
   // The largest delay and model end over the thread's window (its own latest call included).
   auto window = [&](RecIt mine, int64_t* delay, int64_t* after) {
@@ -303,11 +357,19 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     while (!ended.empty() && ended.top().rec_end <= until) {
       const Ended& x = ended.top();
       ++seq;
+      int64_t delay = x.model_end - x.rec_end;
       if (RecIt* it = find_live(x.tid)) {
-        (*it)->seq = seq;
-        (*it)->delay = x.model_end - x.rec_end;
-        (*it)->end = x.model_end;
-        recs.splice(recs.end(), recs, *it);
+        RecIt rec = *it, next = std::next(rec);
+        rec->seq = seq;
+        rec->delay = delay;
+        rec->end = x.model_end;
+        recs.splice(recs.end(), recs, rec);
+        fold(next);  // its old neighbours may both be dead
+      } else {
+        // A call that ended after its thread was retired (a sibling's exit_group is recorded
+        // before it takes effect): it still orders what follows.
+        recs.push_back(Rec{seq, delay, x.model_end, x.tid, 0, false});
+        if (recs.size() > 1) fold(std::prev(recs.end(), 2));
       }
       ended.pop();
     }
@@ -326,7 +388,7 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     resolved_valid_ = 0;  // Bookkeep's chdir changed the cwd: Keep and Apply resolve anew
     if (!o_.only.empty() && !cwd_call) keep = Keep(e);
     int64_t delay = 0, after = 0;
-    if (keep || o_.think) window(mine, &delay, &after);
+    window(mine, &delay, &after);
     if (keep) {
       ++r->events;
       int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + delay) : after;
@@ -346,9 +408,12 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       elapsed = std::max(elapsed, t_);
       ended.push({e.end_ns, t_, e.tid});
     } else {
-      // Not counted: the time it took in the recording stays in the program's time, so the
-      // thread's later calls, or the end of the run, come as late after it as recorded.
-      tail = std::max(tail, e.end_ns + delay);
+      // Not counted: the time it took in the recording stays in the program's time (none in
+      // afap timing), so what comes after it, in its thread, in threads it precedes, or the end
+      // of the run, comes as late after it as recorded.
+      int64_t end = o_.think ? e.end_ns + delay : after;
+      tail = std::max(tail, end);
+      ended.push({e.end_ns, end, e.tid});
     }
     if (e.call == CallId::exit || e.call == CallId::exit_group) {
       settle(e.end_ns);  // its calls still order what follows; the thread (or process) is done
@@ -582,6 +647,7 @@ bool FsBase::Apply(const Event& e) {
       OpenFile& of = fds_[fdkey(e.ret)];
       of.name = name;
       of.sync = (flags & (O_SYNC | O_DSYNC)) != 0;
+      of.cloexec = (flags & O_CLOEXEC) != 0;
       bool existed = false;
       File& f = FileNamed(name, &existed);
       of.file = &f;

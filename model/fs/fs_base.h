@@ -66,6 +66,7 @@ class FsBase {
   struct OpenFile {
     std::string name;
     bool sync = false;
+    bool cloexec = false;    // O_CLOEXEC: gone after an execve
     File* file = nullptr;    // cache of files_[name]
     uint64_t names_gen = 0;  // valid while names_gen_ is this
   };

@@ -447,6 +447,46 @@ elif kind == "tail":
     ev(2, 2, "newfstatat", 500, 200 * 10**6, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     fsyncs(1, 1, 1000, 20, "a", 1000)
     ev(1, 1, "newfstatat", 10**9, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/etc", "flags": 0})
+elif kind == "via":
+    # T's fsync (2 s recorded) is fast in the model; A's stat (to 2.5 s) is not; T then makes an
+    # uncounted call (3.0 to 3.1 s), after A's stat ended: T's later calls come after A's stat,
+    # even once A's fast fsync (to 3.12 s) has become A's latest.
+    create(1, 1, 1000, "/w/a")
+    ev(1, 1, "write", 3000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "fsync", 5000, 2 * 10**9 - 5000, 0, {"fd": 3})
+    ev(1, 2, "newfstatat", 10**7, 2 * 10**9 + 49 * 10**7, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    ev(1, 2, "openat", 26 * 10**8, 1000, 4, {"dirfd": "AT_FDCWD", "path": "/w/b", "flags": "O_WRONLY|O_CREAT", "mode": 420})
+    ev(1, 2, "write", 26 * 10**8 + 2000, 1000, 4096, {"fd": 4, "count": 4096})
+    ev(1, 2, "fsync", 26 * 10**8 + 4000, 52 * 10**7 - 4000, 0, {"fd": 4})
+    ev(1, 1, "newfstatat", 3 * 10**9, 10**8, 0, {"dirfd": "AT_FDCWD", "path": "/etc", "flags": 0})
+    ev(1, 1, "newfstatat", 315 * 10**7, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    ev(1, 1, "newfstatat", 10 * 10**9, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+elif kind == "late":
+    # Thread 2's fsync ends just after thread 1's exit_group (recorded before it takes effect);
+    # it is slower in the model, and what comes after it (pid 3 at 5 s) waits for it.
+    create(1, 2, 1000, "/w/a")
+    ev(1, 2, "write", 3000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 2, "fsync", 5000, 10000, 0, {"fd": 3})
+    ev(1, 1, "exit_group", 14000, 0, 0, {"status": 0})
+    ev(3, 3, "newfstatat", 5 * 10**9, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+elif kind == "many":
+    # An idle parent (pid 1, one early call) and 3,000 short children, each a create and an
+    # fsync recorded at 1 ms: as fast with the parent's call as without it.
+    if arg == "1":
+        ev(1, 1, "newfstatat", 100, 100, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
+    t = 1000
+    for i in range(3000):
+        pid = 10 + i
+        create(pid, pid, t, "/w/c%d" % i)
+        ev(pid, pid, "fsync", t + 2000, 10**6, 0, {"fd": 3})
+        ev(pid, pid, "exit_group", t + 10**6 + 3000, 0, 0, {"status": 0})
+        t += 10**6 + 5000
+elif kind == "cloexec":
+    # An O_CLOEXEC file fd is gone after execve; the pipe that takes its number is not a file.
+    ev(1, 1, "openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": "O_RDONLY|O_CLOEXEC", "mode": 0})
+    ev(1, 1, "execve", 3000, 1000, 0, {"pathname": "/bin/true"})
+    ev(1, 1, "pipe2", 5000, 1000, 0, {"fds": "[3, 4]", "flags": 0})
+    ev(1, 1, "read", 7000, 10**9, 1, {"fd": 3, "count": 1})
 elif kind == "reuse":
     ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
@@ -457,7 +497,7 @@ elif kind == "reuse":
 PY
 }
 more_ok=1
-for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7"; do
+for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec"; do
   n=${k// /}
   gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
     { more_ok=0; fail "import $n: $(cat more.err)"; }
@@ -497,6 +537,30 @@ if [[ $more_ok == 1 ]]; then
     ok "a tid used by a process that exited starts afresh: $a s, $b s with a new tid (0.4 s recorded)"
   else
     fail "tid reuse: $a s with tid 5, $b s with tid 7 (expected equal, under 0.05 s)"
+  fi
+  a=$(mj via --disk nvme-plp --only /w | field elapsed_s) b=$(mj via --disk nvme-plp | field elapsed_s)
+  if [[ $a == "$b" && $a == 10.0000* ]]; then
+    ok "an uncounted call still orders its thread after what ended before it: $a s under --only, $b s without"
+  else
+    fail "uncounted call as a link: $a s under --only, $b s without (expected 10.000001 both)"
+  fi
+  a=$(mj late --disk hdd-7200 | field elapsed_s)
+  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 5.001 else 1)" "$a"; then
+    ok "a call that ends just after its process's exit_group still orders what follows ($a s)"
+  else
+    fail "a call ending after exit_group was dropped: $a s, expected past 5.001 s"
+  fi
+  a=$(mj many1 --disk nvme-plp | field elapsed_s) b=$(mj many0 --disk nvme-plp | field elapsed_s)
+  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a < 1.0 and abs(a - b) < 1e-5 else 1)" "$a" "$b"; then
+    ok "3,000 short children under an idle parent run as fast as without it: $a s, $b s (3.0 s recorded)"
+  else
+    fail "short children under an idle parent: $a s, $b s without the parent's call (expected equal, under 1 s)"
+  fi
+  a=$(mj cloexec --disk nvme-plp --cpu wb0.json | field elapsed_s)
+  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 1.0 else 1)" "$a"; then
+    ok "an O_CLOEXEC fd is gone after execve: the pipe read on its number keeps its second ($a s)"
+  else
+    fail "stale fd after execve: the pipe read was priced as a file read ($a s, expected >= 1 s)"
   fi
 fi
 

@@ -503,6 +503,16 @@ for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" 
     { more_ok=0; fail "import $n: $(cat more.err)"; }
 done
 if [[ $more_ok == 1 ]]; then
+  # judge CONDITION OK FAIL VALUES...: CONDITION is Python over a, b (the values as floats).
+  judge() {
+    local cond=$1 okm=$2 failm=$3
+    shift 3
+    if python3 -c "import sys; v = [float(x) for x in sys.argv[1:]] + [0.0]; a, b = v[0], v[1]; sys.exit(0 if ($cond) else 1)" "$@"; then
+      ok "$okm"
+    else
+      fail "$failm"
+    fi
+  }
   mj() { local t=$1; shift; "$iorr" model "more-$t.iorr" --fs ext4 --cache on --barrier on --json "$@"; }
   field() { grep -o "\"$1\":[0-9.]*" | head -n 1 | cut -d: -f2; }
   row=$(mj exit40 --disk nvme-plp)
@@ -515,29 +525,21 @@ if [[ $more_ok == 1 ]]; then
     "$(mj fsync1 --disk nvme-plp --cpu wb0.json | field elapsed_s)" "$(mj fsync1 --disk nvme-plp --cpu wb1.json | field elapsed_s)")
   d10=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" \
     "$(mj fsync10 --disk nvme-plp --cpu wb0.json | field elapsed_s)" "$(mj fsync10 --disk nvme-plp --cpu wb1.json | field elapsed_s)")
-  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if abs(a - 0.002) < 1e-4 and abs(b - 0.011) < 1e-4 else 1)" "$d1" "$d10"; then
-    ok "writeback CPU charged once per file and wait: +$d1 s for 1 fsync + sync, +$d10 s for 10"
-  else
-    fail "writeback CPU after repeated fsyncs: +$d1 s (expected 0.002), +$d10 s (expected 0.011)"
-  fi
+  judge "abs(a - 0.002) < 1e-4 and abs(b - 0.011) < 1e-4" \
+    "writeback CPU charged once per file and wait: +$d1 s for 1 fsync + sync, +$d10 s for 10" \
+    "writeback CPU after repeated fsyncs: +$d1 s (expected 0.002), +$d10 s (expected 0.011)" "$d1" "$d10"
   e=$(mj stdin --disk nvme-plp --cpu wb0.json | field elapsed_s)
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 1.0 else 1)" "$e"; then
-    ok "a read of stdin keeps its recorded second with a table ($e s)"
-  else
-    fail "a read of stdin priced by the table: $e s, expected >= 1 s"
-  fi
+  judge "a >= 1.0" \
+    "a read of stdin keeps its recorded second with a table ($e s)" \
+    "a read of stdin priced by the table: $e s, expected >= 1 s" "$e"
   a=$(mj tail --disk hdd-7200 --only /w | field elapsed_s) b=$(mj tail --disk hdd-7200 | field elapsed_s)
-  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a > 1.1 and abs(a - b) < 1e-6 else 1)" "$a" "$b"; then
-    ok "the end comes as late after a thread's last counted call as recorded: $a s under --only, $b s without"
-  else
-    fail "end of run under --only: $a s, without --only $b s (expected equal, over 1.1 s)"
-  fi
+  judge "a > 1.1 and abs(a - b) < 1e-6" \
+    "the end comes as late after a thread's last counted call as recorded: $a s under --only, $b s without" \
+    "end of run under --only: $a s, without --only $b s (expected equal, over 1.1 s)" "$a" "$b"
   a=$(mj reuse5 --disk nvme-plp | field elapsed_s) b=$(mj reuse7 --disk nvme-plp | field elapsed_s)
-  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a < 0.05 and a == b else 1)" "$a" "$b"; then
-    ok "a tid used by a process that exited starts afresh: $a s, $b s with a new tid (0.4 s recorded)"
-  else
-    fail "tid reuse: $a s with tid 5, $b s with tid 7 (expected equal, under 0.05 s)"
-  fi
+  judge "a < 0.05 and a == b" \
+    "a tid used by a process that exited starts afresh: $a s, $b s with a new tid (0.4 s recorded)" \
+    "tid reuse: $a s with tid 5, $b s with tid 7 (expected equal, under 0.05 s)" "$a" "$b"
   a=$(mj via --disk nvme-plp --only /w | field elapsed_s) b=$(mj via --disk nvme-plp | field elapsed_s)
   if [[ $a == "$b" && $a == 10.0000* ]]; then
     ok "an uncounted call still orders its thread after what ended before it: $a s under --only, $b s without"
@@ -545,23 +547,17 @@ if [[ $more_ok == 1 ]]; then
     fail "uncounted call as a link: $a s under --only, $b s without (expected 10.000001 both)"
   fi
   a=$(mj late --disk hdd-7200 | field elapsed_s)
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 5.001 else 1)" "$a"; then
-    ok "a call that ends just after its process's exit_group still orders what follows ($a s)"
-  else
-    fail "a call ending after exit_group was dropped: $a s, expected past 5.001 s"
-  fi
+  judge "a > 5.001" \
+    "a call that ends just after its process's exit_group still orders what follows ($a s)" \
+    "a call ending after exit_group was dropped: $a s, expected past 5.001 s" "$a"
   a=$(mj many1 --disk nvme-plp | field elapsed_s) b=$(mj many0 --disk nvme-plp | field elapsed_s)
-  if python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if a < 1.0 and abs(a - b) < 1e-5 else 1)" "$a" "$b"; then
-    ok "3,000 short children under an idle parent run as fast as without it: $a s, $b s (3.0 s recorded)"
-  else
-    fail "short children under an idle parent: $a s, $b s without the parent's call (expected equal, under 1 s)"
-  fi
+  judge "a < 1.0 and abs(a - b) < 1e-5" \
+    "3,000 short children under an idle parent run as fast as without it: $a s, $b s (3.0 s recorded)" \
+    "short children under an idle parent: $a s, $b s without the parent's call (expected equal, under 1 s)" "$a" "$b"
   a=$(mj cloexec --disk nvme-plp --cpu wb0.json | field elapsed_s)
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 1.0 else 1)" "$a"; then
-    ok "an O_CLOEXEC fd is gone after execve: the pipe read on its number keeps its second ($a s)"
-  else
-    fail "stale fd after execve: the pipe read was priced as a file read ($a s, expected >= 1 s)"
-  fi
+  judge "a >= 1.0" \
+    "an O_CLOEXEC fd is gone after execve: the pipe read on its number keeps its second ($a s)" \
+    "stale fd after execve: the pipe read was priced as a file read ($a s, expected >= 1 s)" "$a"
 fi
 
 echo '{"type": "ssd", "name": "bad"}' > bad.json

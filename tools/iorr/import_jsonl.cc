@@ -203,6 +203,13 @@ int Run(const Options& o) {
                        name.c_str(), static_cast<unsigned long long>(in.line_no()));
         }
         if (Status s = w->Add(e); !s.ok()) throw fail(s.message());
+        if (e.call == trace::CallId::exit || e.call == trace::CallId::exit_group) {
+          // The thread is done: its stream goes out now, as the recorder's and the strace
+          // importer's do, so a trace of many short processes holds one encoder at a time
+          // (10,000 processes took 572 MB and 1.6 s, 100,000 over 5 GB and minutes).
+          if (Status s = w->EndStream(e.pid, e.tid); !s.ok()) throw fail(s.message());
+          stream_last.erase(uint64_t{e.pid} << 32 | e.tid);
+        }
         if (w->chunks() != chunks) {
           chunks = w->chunks();
           if (promise > flushed_promise) flushed_promise = promise;

@@ -109,6 +109,13 @@ Status TraceWriter::EndStream(uint32_t pid, uint32_t tid) {
   return st;
 }
 
+Status TraceWriter::FlushOlderThan(int64_t ns) {
+  for (auto& [key, s] : streams_)
+    if (!s.encoder->empty() && s.encoder->min_start_ns() < ns)
+      if (Status st = Flush(s); !st.ok()) return st;
+  return {};
+}
+
 Status TraceWriter::AddNote(std::string_view text) {
   std::vector<uint8_t> buf(text.size() + 16);
   size_t n = FrameRecord(RecordType::kNote, reinterpret_cast<const uint8_t*>(text.data()),

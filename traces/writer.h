@@ -38,6 +38,11 @@ class TraceWriter {
   void Promise(int64_t ns) { promise_ = ns; }
   // Flushes a stream's pending events and forgets it (a thread exited; its tid may be reused).
   Status EndStream(uint32_t pid, uint32_t tid);
+  // Flushes, as partial chunks, the streams whose oldest pending event started before ns (a
+  // thread idle since then), as the recorder does every 100 ms: a pending event holds every
+  // later chunk's watermark back to it, so a merged reader would hold everything written
+  // after it.
+  Status FlushOlderThan(int64_t ns);
   // A free-text note stored in the trace (record type 4).
   Status AddNote(std::string_view text);
   // Flushes everything and writes the end record. `incomplete`: the source lost events.

@@ -231,6 +231,55 @@ TEST(TraceFormat, MergedMemoryIsBoundedByWatermarks) {
   EXPECT_EQ(m.order_violations(), 0u);
 }
 
+// One early event of an idle thread holds every later chunk's watermark back to it, so a merged
+// reader holds everything written after it, unless the writer flushes the idle thread's stream
+// (FlushOlderThan, as importers do every so often, as the recorder does every 100 ms).
+size_t LiveChunksWithIdleThread(bool flush_idle) {
+  std::string path = TempPath(flush_idle ? "idle-flushed" : "idle-held");
+  Header h;
+  h.Set(key::kSource, "test");
+  WriterOptions opt;
+  opt.limits.max_events = 500;
+  auto w = TraceWriter::Create(path, h, opt);
+  EXPECT_TRUE(w.ok());
+  Owned idle;
+  idle.e.call = CallId::close;
+  idle.e.pid = idle.e.tid = 1;
+  idle.e.start_ns = 0;
+  idle.e.end_ns = 500;
+  (*w)->Promise(0);
+  EXPECT_TRUE((*w)->Add(View(idle)).ok());
+  for (int i = 1; i <= 40000; ++i) {
+    Owned o;
+    o.e.call = CallId::close;
+    o.e.pid = o.e.tid = 2;
+    o.e.start_ns = i * 1000;
+    o.e.end_ns = i * 1000 + 500;
+    (*w)->Promise(o.e.start_ns);
+    EXPECT_TRUE((*w)->Add(View(o)).ok());
+    if (flush_idle && i % 1000 == 0) {
+      EXPECT_TRUE((*w)->FlushOlderThan(o.e.start_ns - 100000).ok());
+    }
+  }
+  EXPECT_TRUE((*w)->Close().ok());
+  auto r = TraceReader::Open(path);
+  EXPECT_TRUE(r.ok());
+  MergedReader m(r->get());
+  Event e;
+  size_t n = 0;
+  while (m.Next(&e)) ++n;
+  EXPECT_EQ(n, 40001u);
+  EXPECT_EQ(m.order_violations(), 0u);
+  return m.max_live_chunks();
+}
+
+TEST(TraceFormat, FlushingAnIdleThreadBoundsTheMerge) {
+  size_t held = LiveChunksWithIdleThread(false), flushed = LiveChunksWithIdleThread(true);
+  EXPECT_GE(held, 80u);  // all of thread 2's chunks, held until the idle thread's comes
+  EXPECT_LE(flushed, 4u);
+  std::printf("live chunks: %zu held, %zu flushed\n", held, flushed);
+}
+
 TEST(TraceFormat, ZstdSeesOneValidStream) {
   std::string path = WriteTrace("zstd", MakeEvents(5000, 1000, 7), 1000);
   std::string data = ReadAll(path);

@@ -203,14 +203,21 @@ void FsBase::Bookkeep(const Event& e) {
   }
 }
 
+// A null path after a dirfd names the open file itself (futimens: utimensat(fd, NULL)).
+static bool NamesItsDirFd(const Event& e, int path) {
+  return e.args[path].null && path > 0 && e.spec().args[path - 1].kind == trace::ArgKind::kDirFd;
+}
+
+bool FsBase::KnownFd(const Event& e, int idx) const {
+  return fds_.count(FdKey(e.pid, e.args[idx].i)) != 0;
+}
+
 bool FsBase::Keep(const Event& e) {
   const trace::CallSpec& spec = e.spec();
   bool any_path = false;
   for (int i = 0; i < spec.nargs; ++i)
     if (spec.args[i].kind == trace::ArgKind::kPath) {
-      // A null path after a dirfd names the open file itself (futimens: utimensat(fd, NULL)).
-      if (e.args[i].null && i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd)
-        return fds_.count(FdKey(e.pid, e.args[i - 1].i)) != 0;
+      if (NamesItsDirFd(e, i)) return KnownFd(e, i - 1);
       any_path = true;
       const std::string& p = Resolve(e, i);
       for (const std::string& prefix : o_.only)
@@ -218,23 +225,16 @@ bool FsBase::Keep(const Event& e) {
     }
   if (any_path) return false;
   if (e.call == CallId::sync) return true;
-  if (spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd)
-    return fds_.count(FdKey(e.pid, e.args[0].i)) != 0;
-  return false;
+  return spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd && KnownFd(e, 0);
 }
 
 bool FsBase::TableCovers(const Event& e) const {
   if (CallCosts::CategoryOf(e) == CallCategory::kNone) return false;
   const trace::CallSpec& spec = e.spec();
-  for (int i = 0; i < spec.nargs; ++i) {
-    if (spec.args[i].kind != trace::ArgKind::kPath) continue;
-    if (!e.args[i].null) return true;
-    // A null path after a dirfd names the open file itself (futimens).
-    return i > 0 && spec.args[i - 1].kind == trace::ArgKind::kDirFd &&
-           fds_.count(FdKey(e.pid, e.args[i - 1].i)) != 0;
-  }
-  return spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd &&
-         fds_.count(FdKey(e.pid, e.args[0].i)) != 0;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (spec.args[i].kind == trace::ArgKind::kPath)
+      return !e.args[i].null || (NamesItsDirFd(e, i) && KnownFd(e, i - 1));
+  return spec.nargs > 0 && spec.args[0].kind == trace::ArgKind::kFd && KnownFd(e, 0);
 }
 
 void FsBase::AddEntry(MetaBlock dir, int delta) {

@@ -161,6 +161,8 @@ class FsBase {
   // the model knows as opened (a read of a pipe, a tty or a socket keeps its recorded time: it
   // may have waited for another program). Asked before Apply, which may close the fd.
   bool TableCovers(const trace::Event& e) const;
+  // Whether argument idx of e is an fd the model knows as opened (fds_: opened under --only).
+  bool KnownFd(const trace::Event& e, int idx) const;
   // The absolute, lexically normalized path of argument idx (relative to its dirfd or the
   // process's cwd), into *out.
   void ResolveInto(const trace::Event& e, int idx, std::string* out);

@@ -96,6 +96,9 @@ Status TraceWriter::Add(const Event& e) {
         "event cannot be stored (unknown call, argument too long, or a listing of more names "
         "than a chunk's string table holds)");
   ++events_;
+  if ((events_ & 4095) == 0 && options_.idle_flush_ns > 0 &&
+      promise_ > std::numeric_limits<int64_t>::min() + options_.idle_flush_ns)
+    return FlushOlderThan(promise_ - options_.idle_flush_ns);
   return {};
 }
 

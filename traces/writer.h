@@ -21,6 +21,11 @@ namespace iorr::trace {
 struct WriterOptions {
   uint32_t time_unit_ns = 1000;
   ChunkLimits limits;
+  // A stream whose oldest pending event started this long before the promise goes out as a
+  // partial chunk (checked every 4096 events), as the recorder flushes every 100 ms: otherwise
+  // one early event of an idle thread holds every later chunk's watermark back to it, and a
+  // merged reader holds everything written after it. 0: only full chunks and ended streams.
+  int64_t idle_flush_ns = 100'000'000;
 };
 
 class TraceWriter {
@@ -34,14 +39,13 @@ class TraceWriter {
   // chunk keeps them as added, so one that goes back in time is read back out of time order.
   Status Add(const Event& e);
   // The caller promises that no event added from now on starts before ns. Without promises a
-  // merged reader must hold the whole trace; keep them as tight as the source allows.
+  // merged reader must hold the whole trace; keep them as tight as the source allows. Promises
+  // also pace the flush of idle streams (WriterOptions::idle_flush_ns).
   void Promise(int64_t ns) { promise_ = ns; }
   // Flushes a stream's pending events and forgets it (a thread exited; its tid may be reused).
   Status EndStream(uint32_t pid, uint32_t tid);
-  // Flushes, as partial chunks, the streams whose oldest pending event started before ns (a
-  // thread idle since then), as the recorder does every 100 ms: a pending event holds every
-  // later chunk's watermark back to it, so a merged reader would hold everything written
-  // after it.
+  // Flushes, as partial chunks, the streams whose oldest pending event started before ns. Add
+  // calls it on its own (WriterOptions::idle_flush_ns); a caller may call it as well.
   Status FlushOlderThan(int64_t ns);
   // A free-text note stored in the trace (record type 4).
   Status AddNote(std::string_view text);

@@ -152,7 +152,7 @@ int Run(const Options& o) {
   int64_t last_start = std::numeric_limits<int64_t>::min();
   int64_t promise = kNoPromise;
   int64_t flushed_promise = kNoPromise;  // highest promise in force when a chunk was written
-  uint64_t chunks = 0, added = 0;
+  uint64_t chunks = 0;
   bool warned = false;
   std::unordered_map<uint64_t, int64_t> stream_last;  // (pid, tid) -> its latest start so far
   Progress progress("importing", in_bytes);
@@ -209,13 +209,6 @@ int Run(const Options& o) {
           // (10,000 processes took 572 MB and 1.6 s, 100,000 over 5 GB and minutes).
           if (Status s = w->EndStream(e.pid, e.tid); !s.ok()) throw fail(s.message());
           stream_last.erase(uint64_t{e.pid} << 32 | e.tid);
-        }
-        // A thread idle for 100 ms of trace time goes out as a partial chunk, so that its
-        // pending event does not hold every later chunk's watermark back (a shell waiting for
-        // 100,000 children made the model hold all their chunks: 511 MB).
-        if (ordered && (++added & 4095) == 0) {
-          if (Status s = w->FlushOlderThan(e.start_ns - 100'000'000); !s.ok())
-            throw fail(s.message());
         }
         if (w->chunks() != chunks) {
           chunks = w->chunks();

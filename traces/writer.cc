@@ -95,10 +95,11 @@ Status TraceWriter::Add(const Event& e) {
     return Status::Error(
         "event cannot be stored (unknown call, argument too long, or a listing of more names "
         "than a chunk's string table holds)");
+  it->second.last_start_ns = e.start_ns;
   ++events_;
   if ((events_ & 4095) == 0 && options_.idle_flush_ns > 0 &&
       promise_ > std::numeric_limits<int64_t>::min() + options_.idle_flush_ns)
-    return FlushOlderThan(promise_ - options_.idle_flush_ns);
+    return FlushIdle(promise_ - options_.idle_flush_ns);
   return {};
 }
 
@@ -112,9 +113,9 @@ Status TraceWriter::EndStream(uint32_t pid, uint32_t tid) {
   return st;
 }
 
-Status TraceWriter::FlushOlderThan(int64_t ns) {
+Status TraceWriter::FlushIdle(int64_t ns) {
   for (auto& [key, s] : streams_)
-    if (!s.encoder->empty() && s.encoder->min_start_ns() < ns)
+    if (!s.encoder->empty() && s.last_start_ns < ns)
       if (Status st = Flush(s); !st.ok()) return st;
   return {};
 }

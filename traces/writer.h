@@ -21,10 +21,13 @@ namespace iorr::trace {
 struct WriterOptions {
   uint32_t time_unit_ns = 1000;
   ChunkLimits limits;
-  // A stream whose oldest pending event started this long before the promise goes out as a
-  // partial chunk (checked every 4096 events), as the recorder flushes every 100 ms: otherwise
-  // one early event of an idle thread holds every later chunk's watermark back to it, and a
-  // merged reader holds everything written after it. 0: only full chunks and ended streams.
+  // A stream with pending events and none added since this long before the promise (an idle
+  // thread) goes out as a partial chunk, checked every 4096 events: otherwise one early event
+  // of an idle thread holds every later chunk's watermark back to it, and a merged reader holds
+  // everything written after it. Busy streams still fill their chunks (flushing every stream
+  // whose oldest event is this old, as the recorder does for its bounded loss, made the strace
+  // import of the Linux tar 168 chunks and 3.40 bytes/event instead of 12 and 2.99).
+  // 0: only full chunks and ended streams.
   int64_t idle_flush_ns = 100'000'000;
 };
 
@@ -44,9 +47,6 @@ class TraceWriter {
   void Promise(int64_t ns) { promise_ = ns; }
   // Flushes a stream's pending events and forgets it (a thread exited; its tid may be reused).
   Status EndStream(uint32_t pid, uint32_t tid);
-  // Flushes, as partial chunks, the streams whose oldest pending event started before ns. Add
-  // calls it on its own (WriterOptions::idle_flush_ns); a caller may call it as well.
-  Status FlushOlderThan(int64_t ns);
   // A free-text note stored in the trace (record type 4).
   Status AddNote(std::string_view text);
   // Flushes everything and writes the end record. `incomplete`: the source lost events.
@@ -60,11 +60,14 @@ class TraceWriter {
  private:
   struct Stream {
     uint64_t id = 0;
+    int64_t last_start_ns = 0;  // of the latest event added
     std::unique_ptr<ChunkEncoder> encoder;
   };
   TraceWriter(std::FILE* f, bool owned, const WriterOptions& options);
   Status Write(const void* p, size_t n);
   Status Flush(Stream& s);
+  // Flushes, as partial chunks, the streams with pending events and none started since ns.
+  Status FlushIdle(int64_t ns);
   int64_t Watermark(const Stream* except) const;
 
   ChunkCompressor compressor_;

@@ -234,7 +234,7 @@ TEST(TraceFormat, MergedMemoryIsBoundedByWatermarks) {
 // One early event of an idle thread holds every later chunk's watermark back to it, so a merged
 // reader holds everything written after it, unless the writer flushes the idle thread's stream
 // (WriterOptions::idle_flush_ns, as the recorder does every 100 ms).
-size_t LiveChunksWithIdleThread(bool flush_idle) {
+size_t LiveChunksWithIdleThread(bool flush_idle, uint64_t* chunks) {
   std::string path = TempPath(flush_idle ? "idle-flushed" : "idle-held");
   Header h;
   h.Set(key::kSource, "test");
@@ -260,6 +260,7 @@ size_t LiveChunksWithIdleThread(bool flush_idle) {
     EXPECT_TRUE((*w)->Add(View(o)).ok());
   }
   EXPECT_TRUE((*w)->Close().ok());
+  *chunks = (*w)->chunks();
   auto r = TraceReader::Open(path);
   EXPECT_TRUE(r.ok());
   MergedReader m(r->get());
@@ -272,11 +273,16 @@ size_t LiveChunksWithIdleThread(bool flush_idle) {
 }
 
 TEST(TraceFormat, FlushingAnIdleThreadBoundsTheMerge) {
-  size_t held = LiveChunksWithIdleThread(false), flushed = LiveChunksWithIdleThread(true);
+  uint64_t chunks_held = 0, chunks_flushed = 0;
+  size_t held = LiveChunksWithIdleThread(false, &chunks_held);
+  size_t flushed = LiveChunksWithIdleThread(true, &chunks_flushed);
   EXPECT_GE(held, 80u);  // all of thread 2's chunks, held until the idle thread's comes
   // The writer looks for idle streams every 4096 events: the reader holds at most the chunks
   // of one such interval (500 events each) and the one being filled.
   EXPECT_LE(flushed, 4096u / 500 + 2);
+  // Only the idle stream goes out early: the busy one still fills its chunks (80 of 500).
+  EXPECT_EQ(chunks_held, 81u);
+  EXPECT_EQ(chunks_flushed, 81u);
   std::printf("live chunks: %zu held, %zu flushed\n", held, flushed);
 }
 

@@ -64,8 +64,11 @@ cleanup() {
   bash "$loopfs" umount "$work/cal" > /dev/null 2>&1 || true
   rm -rf "$rec"
   [[ -n $keep ]] || rm -rf "$work"
+  quiet_host_end
 }
+source "$root/tools/bench/quiet-host.sh"
 trap cleanup EXIT
+quiet_host_begin
 log() { echo "model-vs-real: $*" >&2; }
 
 # ---- 1. Record the workloads (on tmpfs).

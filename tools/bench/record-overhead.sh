@@ -24,7 +24,9 @@ fi
   echo "record-overhead: warning: $tmpfs is not a tmpfs" >&2
 tarball=$(bash "$shared/workloads/linux-tar.sh" "$@")
 work=$(mktemp -d "$tmpfs/iorr-overhead.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+source "$root/tools/bench/quiet-host.sh"
+trap 'rm -rf "$work"; quiet_host_end' EXIT
+quiet_host_begin
 mkdir "$work/x"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

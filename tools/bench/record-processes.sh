@@ -16,7 +16,9 @@ n=${1:-300}
 prog=${PROG:-/bin/true}
 [[ -x $iorr && -f $lib ]] || { echo "record-processes: build first (tools/build.sh)" >&2; exit 2; }
 work=$(mktemp -d /dev/shm/iorr-procs.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+source "$root/tools/bench/quiet-host.sh"
+trap 'rm -rf "$work"; quiet_host_end' EXIT
+quiet_host_begin
 loop="i=0; while [ \$i -lt $n ]; do $prog; i=\$((i + 1)); done"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

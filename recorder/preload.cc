@@ -119,6 +119,17 @@ std::atomic<bool> g_released{false};  // ReleaseProcessSlots ran (exit): nothing
 std::atomic<int> g_exec_windows{
     0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
+// The writer thread works in an fd table of its own (PrivateFdTable): the numbers of the
+// library's fds in it, which no program thread can move. A program thread moving one of the
+// library's fds in the program's table (VacateFd) holds g_fd_move_lock (its tid), so that the
+// writer copies the table with the numbers the globals say.
+thread_local bool t_writer_thread __attribute__((tls_model("initial-exec"))) = false;
+int g_writer_trace_fd = -1, g_writer_shm_fd = -1, g_writer_lock_fd = -1;
+std::atomic<long> g_fd_move_lock{0};
+int OutFd() { return t_writer_thread ? g_writer_trace_fd : g_trace_fd; }
+int ShmFd() { return t_writer_thread ? g_writer_shm_fd : g_shm_fd; }
+int OwnLockFd() { return t_writer_thread ? g_writer_lock_fd : g_lock_fd; }
+
 std::atomic<ThreadState*> g_threads[kMaxThreads];
 std::atomic<int> g_threads_used{0};  // 1 + the highest index ever registered (scans stop there)
 std::atomic<int> g_writer_lock{0};
@@ -267,7 +278,7 @@ void Unlock(std::atomic<int>& l) { l.store(0, std::memory_order_release); }
 bool WriteAll(const void* buf, size_t n) {
   const char* p = static_cast<const char*>(buf);
   while (n > 0) {
-    long w = RawSyscall6(SYS_write, g_trace_fd, reinterpret_cast<long>(p), static_cast<long>(n));
+    long w = RawSyscall6(SYS_write, OutFd(), reinterpret_cast<long>(p), static_cast<long>(n));
     if (w == -EINTR) continue;
     if (w <= 0) return false;
     p += w;
@@ -359,7 +370,7 @@ long EntryLock(long fd, int cmd, short type, uint32_t e, short* type_out = nullp
 // through the shared fd's description, which holds no lock itself.
 bool EntryGone(uint32_t e) {
   short type = 0;
-  return EntryLock(g_shm_fd, F_OFD_GETLK, F_WRLCK, e, &type) == 0 && type == F_UNLCK;
+  return EntryLock(ShmFd(), F_OFD_GETLK, F_WRLCK, e, &type) == 0 && type == F_UNLCK;
 }
 
 // Frees the thread slots of a process found gone (entry e, pid as seen), then the entry. Slots
@@ -613,9 +624,50 @@ void Service(bool force) {
   Unlock(g_writer_lock);
 }
 
+// Closes fds first..last (-1: to the end) of the calling thread's table, unrecorded.
+void CloseRange(long first, long last) {
+  long hi = last < 0 ? static_cast<long>(UINT_MAX) : last;
+  if (RawSyscall6(SYS_close_range, first, hi, 0) != -ENOSYS) return;
+  for (long fd = first; fd <= std::min(hi, 65535L); ++fd) RawSyscall6(SYS_close, fd);
+}
+
+// Gives the writer thread an fd table of its own holding only the library's fds. Sharing the
+// program's, it made every fd call of the program take the kernel's path for tables shared
+// between threads (a reference taken on the file, and for read, write and lseek the file
+// position's lock): 15 to 50 ns per call (tools/bench/record-call-cost.sh, dispatch off). With
+// the program's files closed in its copy, it holds none of them open (the end of a pipe the
+// program closes still brings EOF), and closing them there drops none of the program's POSIX
+// locks, which belong to the program's table. Where unshare fails it goes on sharing.
+void PrivateFdTable() {
+  long self = Gettid(), expect = 0;
+  while (!g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire)) {
+    expect = 0;
+    Yield();
+  }
+  int keep[3] = {g_trace_fd, g_shm_fd, g_lock_fd};
+  bool own = RawSyscall6(SYS_unshare, CLONE_FILES) == 0;
+  if (own) {
+    g_writer_trace_fd = keep[0];
+    g_writer_shm_fd = keep[1];
+    g_writer_lock_fd = keep[2];
+    t_writer_thread = true;
+  }
+  g_fd_move_lock.store(0, std::memory_order_release);
+  if (!own) return;
+  std::sort(keep, keep + 3);
+  long first = 0;
+  for (int fd : keep) {
+    if (fd < first) continue;  // -1 (no lock fd)
+    if (fd > first) CloseRange(first, fd - 1);
+    first = fd + 1;
+  }
+  CloseRange(first, -1);
+}
+
 void* WriterMain(void*) {
   t_done = true;
   t_depth = 1;
+  PrivateFdTable();
   char note[96];
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
   WriteNote(note);
@@ -1472,13 +1524,27 @@ bool VacateFd(int fd) {
   // A vfork child cannot move the trace's fds: their numbers are the parent's variables too (a
   // child dup2-ing onto them, just below the fd limit, gets EBUSY).
   if (t_vm_child && fd != lock) return false;
+  // Not while the writer copies the table (PrivateFdTable); a move interrupted by a signal
+  // handler that moves one too (the lock is this thread's) goes on.
+  long self = t_vm_child ? 0 : Gettid(), expect = 0;
+  bool held = false;
+  while (self != 0 && !held) {
+    held = g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire);
+    if (!held && expect == self) break;
+    if (!held) {
+      expect = 0;
+      Yield();
+    }
+  }
   long moved = RawSyscall6(SYS_fcntl, fd, fd == lock ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
-  if (moved < 0) return false;
-  RawSyscall6(SYS_close, fd);
-  if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
-  if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
-  if (fd == lock) lock = static_cast<int>(moved);
-  return true;
+  if (moved >= 0) {
+    RawSyscall6(SYS_close, fd);
+    if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
+    if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
+    if (fd == lock) lock = static_cast<int>(moved);
+  }
+  if (held) g_fd_move_lock.store(0, std::memory_order_release);
+  return moved >= 0;
 }
 
 // A vfork child's slot, then its entry and lock (see iorr_vfork_child), once.
@@ -1535,7 +1601,7 @@ void ReleaseProcessSlots() {
   if (g_entry != 0) {  // then the entry (freed before the lock goes, so no finder takes it)
     uint32_t mine = g_pid;
     g_shared->proc_pid[g_entry - 1].compare_exchange_strong(mine, 0);
-    EntryLock(g_lock_fd, F_OFD_SETLK, F_UNLCK, g_entry - 1);
+    EntryLock(OwnLockFd(), F_OFD_SETLK, F_UNLCK, g_entry - 1);
     g_entry = 0;
   }
 }
@@ -1714,6 +1780,8 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_lock.store(0);
   g_writer_owner.store(0);
   g_writer_started.store(0);
+  g_fd_move_lock.store(0);  // the parent's writer may have held it; it is not in this process
+  g_writer_trace_fd = g_writer_shm_fd = g_writer_lock_fd = -1;
   g_leader_left.store(false);   // this thread is the child's main thread
   g_buffers = WriterBuffers{};  // the parent's stay mapped; this process makes its own
   t_state = nullptr;

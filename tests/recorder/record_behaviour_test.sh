@@ -1417,5 +1417,82 @@ else
   echo "SKIP: gdb is not installed (the ptrace cases above cover its inferior)"
 fi
 
+# The writer thread works in an fd table of its own holding only the library's fds: the
+# program's files are not open in it (a closed pipe end brings EOF at once), closing them there
+# drops none of the program's POSIX locks, and the program's own table is not shared (which
+# made each fd call of the program take the kernel's path for shared tables).
+cat > fdtable.c << 'C'
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int count_fds(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d))) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+int main(void) {
+  int p[2];
+  if (pipe(p)) return 2;
+  int fd = open("locked", O_RDWR | O_CREAT, 0644);
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  if (fd < 0 || fcntl(fd, F_SETLK, &fl)) return 2;
+  struct stat st;
+  for (int i = 0; i < 30; ++i) {  /* recorded calls: the writer starts and runs some ticks */
+    stat(".", &st);
+    usleep(10000);
+  }
+  /* Tasks other than this one (the writer when recorded): the fewest fds any of them holds. */
+  char path[64];
+  int fewest = -1, mine = count_fds("/proc/self/fd");
+  DIR* t = opendir("/proc/self/task");
+  struct dirent* e;
+  while (t && (e = readdir(t))) {
+    if (e->d_name[0] == '.' || atoi(e->d_name) == gettid()) continue;
+    snprintf(path, sizeof(path), "/proc/self/task/%s/fd", e->d_name);
+    int n = count_fds(path);
+    if (n >= 0 && (fewest < 0 || n < fewest)) fewest = n;
+  }
+  if (t) closedir(t);
+  close(p[1]);
+  struct pollfd pf = {p[0], POLLIN, 0};
+  char c;
+  int eof = poll(&pf, 1, 2000) == 1 && read(p[0], &c, 1) == 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int f = open("locked", O_RDWR);
+    _exit(f >= 0 && fcntl(f, F_GETLK, &q) == 0 && q.l_type == F_WRLCK && q.l_pid == getppid() ? 0
+                                                                                             : 1);
+  }
+  int ws = 0;
+  waitpid(pid, &ws, 0);
+  printf("eof %s, lock %s\n", eof ? "at once" : "missing", ws == 0 ? "held" : "lost");
+  fprintf(stderr, "fds: this thread %d, other tasks at least %d\n", mine, fewest);
+  return fewest >= 0 && fewest >= mine ? 3 : 0;
+}
+C
+if cc -O1 fdtable.c -o fdtable 2> /dev/null; then
+  ./fdtable > fdtable.want 2> /dev/null
+  timeout -k 5 60 "$iorr" record -q -o fdtable.iorr -- ./fdtable > fdtable.out 2> fdtable.err
+  st=$?
+  if [[ $st -ne 0 ]] || ! cmp -s fdtable.want fdtable.out; then
+    fail "writer's fd table: status $st, '$(cat fdtable.out)' ($(cat fdtable.err)), unrecorded '$(cat fdtable.want)'"
+  elif ! dump_has fdtable.iorr 'newfstatat(AT_FDCWD, "."'; then
+    fail "writer's fd table: the program's calls are missing"
+  else
+    ok "writer's fd table is its own: $(cat fdtable.out); $(cat fdtable.err)"
+  fi
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -626,50 +627,74 @@ void Service(bool force) {
   Unlock(g_writer_lock);
 }
 
-// Closes fds first..last (-1: to the end) of the calling thread's table, unrecorded.
-void CloseRange(long first, long last) {
-  long hi = last < 0 ? static_cast<long>(UINT_MAX) : last;
-  if (RawSyscall6(SYS_close_range, first, hi, 0) != -ENOSYS) return;
-  for (long fd = first; fd <= std::min(hi, 65535L); ++fd) RawSyscall6(SYS_close, fd);
-}
-
 // Gives the writer thread an fd table of its own holding only the library's fds. Sharing the
 // program's, it made every fd call of the program take the kernel's path for tables shared
 // between threads (a reference taken on the file, and for read, write and lseek the file
-// position's lock): 15 to 50 ns per call (tools/bench/record-call-cost.sh, dispatch off). With
-// the program's files closed in its copy, it holds none of them open (the end of a pipe the
-// program closes still brings EOF), and closing them there drops none of the program's POSIX
-// locks, which belong to the program's table. Where unshare fails it goes on sharing.
-void PrivateFdTable() {
+// position's lock): 15 to 50 ns per call (tools/bench/record-call-cost.sh, dispatch off).
+//
+// The writer must never hold a reference to a file of the program, not even for a moment: a
+// close of the program's would then not be the file's last (its flock and OFD locks would stay,
+// a pipe would not reach EOF, a port would stay bound). Unsharing copies every fd, so the table
+// is made empty instead (close_range with CLOSE_RANGE_UNSHARE copies only the fds below its
+// range, here none), and the library's three fds are taken into it through a pidfd of the
+// process (pidfd_getfd copies an fd from the table of the process's main thread, the program's).
+// g_fd_move_lock keeps a program thread from moving them meanwhile (VacateFd). Without
+// pidfd_getfd (before Linux 5.6, or a seccomp filter; probed at load), or with the main thread
+// gone (its table with it), the writer shares the program's table as before. Returns false when
+// the writer was left with a table it cannot work in (a call failed half-way): it then goes.
+bool g_pidfd_getfd = false;  // ProbePidfdGetfd
+bool PrivateFdTable() {
+  if (!g_pidfd_getfd || LeaderZombie()) return true;
   long self = Gettid(), expect = 0;
   while (!g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire)) {
     expect = 0;
     Yield();
   }
-  int keep[3] = {g_trace_fd, g_shm_fd, g_lock_fd};
-  bool own = RawSyscall6(SYS_unshare, CLONE_FILES) == 0;
-  if (own) {
-    g_writer_trace_fd = keep[0];
-    g_writer_shm_fd = keep[1];
-    g_writer_lock_fd = keep[2];
-    t_writer_thread = true;
-  }
+  int want[3] = {g_trace_fd, g_shm_fd, g_lock_fd};
+  bool ok = true;
+  if (RawSyscall6(SYS_close_range, 0, UINT_MAX, CLOSE_RANGE_UNSHARE) == 0) {
+    long pidfd = RawSyscall6(SYS_pidfd_open, g_pid, 0);
+    ok = pidfd >= 0;
+    int got[3] = {-1, -1, -1};
+    for (int i = 0; i < 3 && ok; ++i) {
+      if (want[i] < 0) continue;  // no lock fd
+      long fd = RawSyscall6(SYS_pidfd_getfd, pidfd, want[i], 0);
+      ok = fd >= 0;
+      got[i] = static_cast<int>(fd);
+    }
+    if (pidfd >= 0) RawSyscall6(SYS_close, pidfd);
+    if (ok) {
+      g_writer_trace_fd = got[0];
+      g_writer_shm_fd = got[1];
+      g_writer_lock_fd = got[2];
+      t_writer_thread = true;
+    }
+  }  // else: still the program's table, shared
   g_fd_move_lock.store(0, std::memory_order_release);
-  if (!own) return;
-  std::sort(keep, keep + 3);
-  long first = 0;
-  for (int fd : keep) {
-    if (fd < first) continue;  // -1 (no lock fd)
-    if (fd > first) CloseRange(first, fd - 1);
-    first = fd + 1;
-  }
-  CloseRange(first, -1);
+  return ok;
+}
+
+// At load, while no thread of the program runs beside the library (the fds it takes for a moment
+// are the lowest free ones): whether a pidfd of this process gives copies of its fds.
+void ProbePidfdGetfd() {
+  long pidfd = RawSyscall6(SYS_pidfd_open, g_pid, 0);
+  if (pidfd < 0) return;
+  long fd = RawSyscall6(SYS_pidfd_getfd, pidfd, g_trace_fd, 0);
+  if (fd >= 0) RawSyscall6(SYS_close, fd);
+  RawSyscall6(SYS_close, pidfd);
+  g_pidfd_getfd = fd >= 0;
 }
 
 void* WriterMain(void*) {
   t_done = true;
   t_depth = 1;
-  PrivateFdTable();
+  if (!PrivateFdTable()) {
+    // No trace fd in the writer's table, and no way back to the program's: a later writer
+    // shares it. (This thread is not counted by glibc and leaves without telling it.)
+    g_pidfd_getfd = false;
+    g_writer_started.store(0, std::memory_order_release);
+    RawSyscall6(SYS_exit, 0);
+  }
   char note[96];
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
   WriteNote(note);
@@ -1316,6 +1341,7 @@ __attribute__((constructor(102))) void Init() {
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
+  ProbePidfdGetfd();
   // libc's own definition, not a copy the program may have by copy relocation (which the
   // global lookup would find first).
   if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD)) {
@@ -1552,14 +1578,15 @@ bool VacateFd(int fd) {
   // A vfork child cannot move the trace's fds: their numbers are the parent's variables too (a
   // child dup2-ing onto them, just below the fd limit, gets EBUSY).
   if (t_vm_child && fd != lock) return false;
-  // Not while the writer copies the table (PrivateFdTable); a move interrupted by a signal
-  // handler that moves one too (the lock is this thread's) goes on.
+  // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
+  // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
+  // system calls run in between, so SIGSYS blocked cannot kill.)
   long self = t_vm_child ? 0 : Gettid(), expect = 0;
-  bool held = false;
-  while (self != 0 && !held) {
-    held = g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire);
-    if (!held && expect == self) break;
-    if (!held) {
+  uint64_t all = ~uint64_t{0}, old = 0;
+  if (self != 0) {
+    RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
+                reinterpret_cast<long>(&old), sizeof(all));
+    while (!g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire)) {
       expect = 0;
       Yield();
     }
@@ -1571,7 +1598,10 @@ bool VacateFd(int fd) {
     if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
     if (fd == lock) lock = static_cast<int>(moved);
   }
-  if (held) g_fd_move_lock.store(0, std::memory_order_release);
+  if (self != 0) {
+    g_fd_move_lock.store(0, std::memory_order_release);
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
+  }
   return moved >= 0;
 }
 

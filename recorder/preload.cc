@@ -23,7 +23,6 @@
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -595,7 +594,6 @@ bool EnsureWriterResources() { return MapWriterBuffers(&g_buffers); }
 std::atomic<long> g_writer_owner{0};     // tid holding g_writer_lock
 std::atomic<bool> g_leader_left{false};  // the main thread left through pthread_exit/exit
 unsigned* g_nptl_nthreads = nullptr;     // glibc's count of its threads (GLIBC_PRIVATE)
-char* g_libc_single_threaded = nullptr;  // libc's own __libc_single_threaded (see StartWriter)
 std::atomic<int> g_last_exit_code{0};    // of the latest thread seen leaving (SYS_exit)
 
 // One pass over all threads. `force`: write everything pending now.
@@ -746,23 +744,7 @@ void StartWriter() {
   static CreateFn real_create = nullptr;
   if (real_create == nullptr)
     real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-  // glibc takes the process for multi-threaded once the writer exists (__libc_single_threaded):
-  // every malloc and free of the program would take the arena's lock, and every cancellation
-  // point (read, write, openat, close, ...) would switch cancellation on and off around its
-  // system call. A program with one thread of its own is told so again, as it would be
-  // unrecorded: the writer calls nothing whose safety rests on the flag (no malloc or free, no
-  // stdio, no libstdc++ reference counts; record_behaviour_test checks malloc), and glibc clears
-  // the flag again when the program starts a thread. There are two copies of the flag when the
-  // program refers to it (a copy relocation): libc's own, which libc reads and which decides
-  // whether pthread_create clears both, and the program's, which the symbol names here.
-  // (g_libc_single_threaded: libc's, looked up at load.)
-  bool single = g_libc_single_threaded != nullptr && *g_libc_single_threaded != 0 &&
-                __libc_single_threaded != 0;
   int rc = real_create ? real_create(&t, &attr, WriterMain, nullptr) : -1;
-  if (rc == 0 && single) {
-    *g_libc_single_threaded = 1;
-    __libc_single_threaded = 1;
-  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
   if (rc != 0) g_writer_started.store(0);  // exec and exit still flush synchronously
@@ -1342,12 +1324,6 @@ __attribute__((constructor(102))) void Init() {
   ResyncTsc();
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
   ProbePidfdGetfd();
-  // libc's own definition, not a copy the program may have by copy relocation (which the
-  // global lookup would find first).
-  if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD)) {
-    g_libc_single_threaded = static_cast<char*>(dlsym(libc, "__libc_single_threaded"));
-    dlclose(libc);
-  }
   TakeProcessEntry();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);

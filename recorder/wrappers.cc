@@ -1120,45 +1120,6 @@ IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_fil
   return SpawnRecorded(true, pid, file, fa, attr, argv, envp);
 }
 
-// system() and popen() spawn their shell from inside libc (a clone and an exec there, which no
-// wrapper sees, in a child that dispatch does not reach), with the program's environment: one
-// the program cleared ran that shell, and all it started, unrecorded. For the call, environ is
-// a copy that loads the library, which the shell's library takes out of its environment before
-// main, as after a recorded exec, so the shell and its commands see what the program left. The
-// copy is visible to the program's other threads while the call spawns (system: until the
-// command ends), as any change of environ would be.
-namespace {
-DECLARE_REAL(int, system, const char*);
-DECLARE_REAL(FILE*, popen, const char*, const char*);
-
-template <typename F>
-auto WithRecordingEnv(F call) {
-  char** env = environ;
-  if (env != nullptr && iorr::recorder::EnvHasLibrary(env)) return call();
-  int n = 0;
-  for (char** p = env; p && *p; ++p) ++n;
-  int cap = n + 16;
-  char** env2 = static_cast<char**>(__builtin_alloca(sizeof(char*) * static_cast<size_t>(cap)));
-  const int buf_cap = 16384;
-  char* buf = static_cast<char*>(__builtin_alloca(buf_cap));
-  if (!iorr::recorder::PrepareExecEnv(env, iorr::recorder::NowNs(), env2, cap, buf, buf_cap))
-    return call();
-  environ = env2;
-  auto r = call();
-  int saved = errno;
-  if (environ == env2) environ = env;  // unless the call's caller changed it meanwhile
-  errno = saved;
-  return r;
-}
-}  // namespace
-
-IORR_EXPORT int system(const char* line) {
-  return WithRecordingEnv([&] { return REAL(system)(line); });
-}
-IORR_EXPORT FILE* popen(const char* command, const char* mode) {
-  return WithRecordingEnv([&] { return REAL(popen)(command, mode); });
-}
-
 IORR_EXPORT void _exit(int status) {
   // Armed and trapping, the exit_group it makes is handled there, once: recorded, flushed,
   // released (doing it here too left a window where other threads took slots nobody freed).

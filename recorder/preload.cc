@@ -122,11 +122,11 @@ std::atomic<int> g_exec_windows{
 
 // The writer thread works in an fd table of its own (PrivateFdTable): the numbers of the
 // library's fds in it, which no program thread can move. A program thread moving one of the
-// library's fds in the program's table (VacateFd) holds g_fd_move_lock (its tid), so that the
-// writer copies the table with the numbers the globals say.
+// library's fds in the program's table (VacateFd) holds g_fd_move_lock, so that the writer
+// copies the table with the numbers the globals say.
 thread_local bool t_writer_thread __attribute__((tls_model("initial-exec"))) = false;
 int g_writer_trace_fd = -1, g_writer_shm_fd = -1, g_writer_lock_fd = -1;
-std::atomic<long> g_fd_move_lock{0};
+std::atomic<int> g_fd_move_lock{0};
 int OutFd() { return t_writer_thread ? g_writer_trace_fd : g_trace_fd; }
 int ShmFd() { return t_writer_thread ? g_writer_shm_fd : g_shm_fd; }
 int OwnLockFd() { return t_writer_thread ? g_writer_lock_fd : g_lock_fd; }
@@ -643,11 +643,7 @@ void Service(bool force) {
 bool g_pidfd_getfd = false;  // ProbePidfdGetfd
 bool PrivateFdTable() {
   if (!g_pidfd_getfd || LeaderZombie()) return true;
-  long self = Gettid(), expect = 0;
-  while (!g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire)) {
-    expect = 0;
-    Yield();
-  }
+  Lock(g_fd_move_lock);
   int want[3] = {g_trace_fd, g_shm_fd, g_lock_fd};
   bool ok = true;
   if (RawSyscall6(SYS_close_range, 0, UINT_MAX, CLOSE_RANGE_UNSHARE) == 0) {
@@ -668,7 +664,7 @@ bool PrivateFdTable() {
       t_writer_thread = true;
     }
   }  // else: still the program's table, shared
-  g_fd_move_lock.store(0, std::memory_order_release);
+  Unlock(g_fd_move_lock);
   return ok;
 }
 
@@ -1557,15 +1553,12 @@ bool VacateFd(int fd) {
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)
-  long self = t_vm_child ? 0 : Gettid(), expect = 0;
+  bool locking = !t_vm_child;
   uint64_t all = ~uint64_t{0}, old = 0;
-  if (self != 0) {
+  if (locking) {
     RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
                 reinterpret_cast<long>(&old), sizeof(all));
-    while (!g_fd_move_lock.compare_exchange_weak(expect, self, std::memory_order_acquire)) {
-      expect = 0;
-      Yield();
-    }
+    Lock(g_fd_move_lock);
   }
   long moved = RawSyscall6(SYS_fcntl, fd, fd == lock ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
   if (moved >= 0) {
@@ -1574,8 +1567,8 @@ bool VacateFd(int fd) {
     if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
     if (fd == lock) lock = static_cast<int>(moved);
   }
-  if (self != 0) {
-    g_fd_move_lock.store(0, std::memory_order_release);
+  if (locking) {
+    Unlock(g_fd_move_lock);
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
   }
   return moved >= 0;

@@ -682,6 +682,12 @@ void ProbePidfdGetfd() {
 void* WriterMain(void*) {
   t_done = true;
   t_depth = 1;
+  // First, through the program's table: the note tells readers (trace_coverage) that this
+  // thread's system calls are the library's, PrivateFdTable's included, even when the process
+  // ends before the writer has its own table.
+  char note[96];
+  snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
+  WriteNote(note);
   if (!PrivateFdTable()) {
     // No trace fd in the writer's table, and no way back to the program's: a later writer
     // shares it. (This thread is not counted by glibc and leaves without telling it.)
@@ -689,9 +695,6 @@ void* WriterMain(void*) {
     g_writer_started.store(0, std::memory_order_release);
     RawSyscall6(SYS_exit, 0);
   }
-  char note[96];
-  snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
-  WriteNote(note);
   if (g_nptl_nthreads == nullptr)
     WriteNote(
         "writer-thread counted by glibc (no __nptl_nthreads): a program whose main thread "

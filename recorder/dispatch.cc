@@ -312,30 +312,46 @@ long Execve(long nr, const long* a) {
   return r;
 }
 
-void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
-  if (info->si_code != SYS_USER_DISPATCH) {
-    ForwardSigsys(sig, info, vctx);
-    return;
-  }
-  int saved_errno = errno;
-  bool outer = !t_in_handler;
-  t_in_handler = true;
-  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  auto* uc = static_cast<ucontext_t*>(vctx);
-  greg_t* r = uc->uc_mcontext.gregs;
-  long nr = info->si_syscall;
-  long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
+// A call caught outside the wrappers: trapped by dispatch (uc: the trap's signal frame) or
+// reached through a patched site (uc == nullptr; patch.cc). *escaped: the call must be issued
+// natively instead (the selector is then ALLOW until the next recorded call); *resumed: the
+// frame was redirected (rt_sigreturn).
+long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* resumed) {
   long ret = 0;
-  bool escaped = false;
-  bool resumed = false;
+  if (uc == nullptr) {  // a patched site: no SIGSYS to keep unblocked, no frame to edit
+    switch (nr) {
+      case SYS_rt_sigreturn:
+        *escaped = true;
+        return 0;
+      case SYS_sigaltstack: {
+        ret = RunRecorded(nr, a);
+        stack_t now;
+        if (a[0] != 0 && RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&now)) == 0)
+          NoteAltStack(now);
+        return ret;
+      }
+      case SYS_rt_sigaction:
+      case SYS_rt_sigprocmask:
+      case SYS_rt_sigsuspend:
+      case SYS_ppoll:
+      case SYS_pselect6:
+      case SYS_epoll_pwait:
+      case SYS_epoll_pwait2:
+        return RunRecorded(nr, a);
+      default:
+        break;
+    }
+  }
   switch (nr) {
-    case SYS_rt_sigreturn:
+    case SYS_rt_sigreturn: {
       // A handler installed while our restorer was not in place returns through libc's: go on
       // at the gate's rt_sigreturn, on the same stack, so the kernel unwinds that frame.
+      greg_t* r = uc->uc_mcontext.gregs;
       r[REG_RIP] = reinterpret_cast<greg_t>(iorr_restore_rt_syscall);
       r[REG_RAX] = SYS_rt_sigreturn;
-      resumed = true;
+      *resumed = true;
       break;
+    }
     case SYS_rt_sigaction:
       ret = Sigaction(a);
       break;
@@ -356,7 +372,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     case SYS_vfork:
     case SYS_clone:
     case SYS_clone3:
-      ret = ForkLike(nr, a, &escaped);
+      ret = ForkLike(nr, a, escaped);
       break;
     case SYS_execve:
     case SYS_execveat:
@@ -400,6 +416,25 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     default:
       ret = RunRecorded(nr, a);
   }
+  return ret;
+}
+
+void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
+  if (info->si_code != SYS_USER_DISPATCH) {
+    ForwardSigsys(sig, info, vctx);
+    return;
+  }
+  int saved_errno = errno;
+  bool outer = !t_in_handler;
+  t_in_handler = true;
+  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  auto* uc = static_cast<ucontext_t*>(vctx);
+  greg_t* r = uc->uc_mcontext.gregs;
+  long nr = info->si_syscall;
+  long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
+  bool escaped = false;
+  bool resumed = false;
+  long ret = CaughtCall(nr, a, uc, &escaped, &resumed);
   if (escaped) {
     // Re-issue natively: back to the syscall instruction with its number, selector at ALLOW.
     t_selector = 0;
@@ -414,7 +449,28 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 
 }  // namespace
 
-bool DispatchEnabled() { return g_enabled; }
+// A call from a patched site whose thread's selector is BLOCK (patch.cc's stub). frame: rax (the
+// number; the result goes back there), r9, r8, r10, rdx, rsi, rdi. Returns 0 when the call was
+// carried out, 1 when the stub must issue it natively.
+extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long* frame) {
+  int saved_errno = errno;
+  bool outer = !t_in_handler;
+  t_in_handler = true;
+  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  long nr = frame[0];
+  long a[6] = {frame[6], frame[5], frame[4], frame[3], frame[2], frame[1]};
+  bool escaped = false, resumed = false;
+  long ret = CaughtCall(nr, a, nullptr, &escaped, &resumed);
+  if (escaped)
+    t_selector = 0;
+  else
+    frame[0] = ret;
+  if (outer) t_in_handler = false;
+  errno = saved_errno;
+  return escaped ? 1 : 0;
+}
+
+bool DispatchEnabled() { return g_enabled || PatchEnabled(); }
 
 bool DispatchTracee() { return g_tracee; }
 
@@ -456,6 +512,11 @@ bool DispatchInstall() {
 }
 
 void DispatchArmThread() {
+  if (PatchEnabled() && !g_tracee) {  // the patched sites read the selector; no kernel state
+    t_selector = 1;
+    t_armed = true;
+    return;
+  }
   if (!g_enabled || g_tracee) return;
   uint64_t unblock = SigBit(SIGSYS);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);

@@ -1347,8 +1347,26 @@ __attribute__((constructor(102))) void Init() {
     Unsetenv(kEnvTraced);
     DispatchBecomeTracee();
     NoteTracee();
-  } else if ((dispatch == nullptr || strcmp(dispatch, "0") != 0) && DispatchInstall()) {
-    DispatchArmThread();
+  } else if (dispatch == nullptr || strcmp(dispatch, "0") != 0) {
+    // Patched sites where the process's code allows it (patch.cc), dispatch otherwise.
+    const char* patch = getenv("IORR_PATCH");
+    char why[256] = "";
+    char note[320];
+    if (patch != nullptr && strcmp(patch, "1") == 0 && PatchInstall(why, sizeof(why))) {
+      DispatchArmThread();
+      snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
+      WriteNote(note);
+    } else if (DispatchInstall()) {
+      DispatchArmThread();
+      if (why[0] != 0) {
+        snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
+        WriteNote(note);
+      }
+    } else {
+      WriteNote(
+          "capture: PLT wrappers only (Syscall User Dispatch refused): libc-internal calls "
+          "are not recorded");
+    }
   } else {
     WriteNote(
         "capture: PLT wrappers only (Syscall User Dispatch off): libc-internal calls "

@@ -12,6 +12,7 @@
 
 #include <signal.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "traces/calls.h"
@@ -76,7 +77,12 @@ inline void BlockSyscalls() {
 bool DispatchInstall();
 // Per thread: arms dispatch (at start, in new threads, in a forked child).
 void DispatchArmThread();
-bool DispatchEnabled();
+bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wrappers
+// Patched system call sites (patch.cc): rewrites libc's and the loader's system call
+// instructions into jumps to stubs that check the selector as dispatch would. False (and why)
+// when the process's code does not allow it; then nothing was changed.
+bool PatchInstall(char* why, size_t why_len);
+bool PatchEnabled();
 // PTRACE_TRACEME succeeded (or the image before exec was traced): this thread stops trapping
 // and no thread or child of this process is armed again; exec hands it on (IORR_TRACED).
 void DispatchBecomeTracee();

@@ -1,0 +1,714 @@
+// Patched system call sites: completeness beyond the PLT without Syscall User Dispatch.
+//
+// Dispatch (dispatch.cc) makes the kernel check every system call of an armed thread, and on
+// this project's machines that check alone costs about 4.6% of `tar xf` (recorded 1.095x with
+// it, 1.049x with the wrappers only; tools/bench/record-overhead.sh). But the system call
+// instructions of an ordinary dynamically linked program are all in two objects, libc and the
+// dynamic loader (526 and 46 in Debian 12's), and their code is ordinary compiler output. So
+// at start-up the library finds them and rewrites each one that can reach a call it cares
+// about into a jump to a stub of its own, as rr does with its syscall buffer:
+//
+//   stub:  [the instruction before the syscall, when that one was overwritten]
+//          cmpb $0, %fs:t_selector     the thread's selector, as dispatch reads it
+//          je   raw                    ALLOW (inside a wrapper, or not armed): the plain call
+//          lea  -128(%rsp), %rsp       keep out of the red zone
+//          call iorr_patch_entry       records and carries out the call (dispatch's switch)
+//          lea  128(%rsp), %rsp
+//          test %r11d, %r11d           0: done, the result is in %rax
+//          je   done
+//   raw:   syscall
+//   done:  [the instruction after the syscall, when that one was overwritten]
+//          jmp  back
+//
+// A site is found with certainty: the bytes 0f 05 are decoded as an instruction only when a
+// sweep from the start of the function holding them (from .eh_frame_hdr) lands on them
+// (x86.cc; tests/recorder/x86_decode_test.cc checks the decoder against objdump). A site is
+// rewritten by replacing the 5-byte jump over the instruction before it (when that is at least
+// 5 bytes, has no RIP-relative operand and is not a branch; the syscall's own bytes stay, so a
+// branch to them still makes the call) or over the syscall and the instruction after it (when
+// no branch of the function lands on that one). Sites whose call number is known from a
+// `mov $nr, %eax` before them and is of no interest (futex, mmap, rt_sigreturn, ...) are left
+// alone. Where any site with a call of interest cannot be rewritten, a decoding is not
+// certain, or any other object of the process holds a system call instruction (the sanitizer
+// runtimes, libgomp, a program with its own), the process uses dispatch as before: nothing is
+// patched. Objects loaded later (dlopen) are checked at their mmap; one with system call
+// instructions is noted as an escape.
+#include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "recorder/preload.h"
+#include "recorder/raw_syscall.h"
+#include "recorder/x86.h"
+
+// The entry from a stub (see above): saves what the call and the code around the site need,
+// calls iorr_patched_syscall(frame) and returns its answer in %r11. frame: rax (the number, then
+// the result), r9, r8, r10, rdx, rsi, rdi. The xmm registers are saved too: the code around a
+// site may hold values in them across the syscall, which the kernel preserves.
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl iorr_patch_entry\n.hidden iorr_patch_entry\n.type iorr_patch_entry,@function\n"
+    "iorr_patch_entry:\n"
+    "  .cfi_startproc\n"
+    "  pushq %rbp\n"
+    "  .cfi_def_cfa_offset 16\n"
+    "  .cfi_offset %rbp, -16\n"
+    "  movq %rsp, %rbp\n"
+    "  .cfi_def_cfa_register %rbp\n"
+    "  pushq %rdi\n"
+    "  pushq %rsi\n"
+    "  pushq %rdx\n"
+    "  pushq %r10\n"
+    "  pushq %r8\n"
+    "  pushq %r9\n"
+    "  pushq %rax\n"
+    "  andq $-16, %rsp\n"
+    "  subq $256, %rsp\n"
+    "  movups %xmm0, 0(%rsp)\n"
+    "  movups %xmm1, 16(%rsp)\n"
+    "  movups %xmm2, 32(%rsp)\n"
+    "  movups %xmm3, 48(%rsp)\n"
+    "  movups %xmm4, 64(%rsp)\n"
+    "  movups %xmm5, 80(%rsp)\n"
+    "  movups %xmm6, 96(%rsp)\n"
+    "  movups %xmm7, 112(%rsp)\n"
+    "  movups %xmm8, 128(%rsp)\n"
+    "  movups %xmm9, 144(%rsp)\n"
+    "  movups %xmm10, 160(%rsp)\n"
+    "  movups %xmm11, 176(%rsp)\n"
+    "  movups %xmm12, 192(%rsp)\n"
+    "  movups %xmm13, 208(%rsp)\n"
+    "  movups %xmm14, 224(%rsp)\n"
+    "  movups %xmm15, 240(%rsp)\n"
+    "  leaq -56(%rbp), %rdi\n"
+    "  call iorr_patched_syscall\n"
+    "  movq %rax, %r11\n"
+    "  movups 0(%rsp), %xmm0\n"
+    "  movups 16(%rsp), %xmm1\n"
+    "  movups 32(%rsp), %xmm2\n"
+    "  movups 48(%rsp), %xmm3\n"
+    "  movups 64(%rsp), %xmm4\n"
+    "  movups 80(%rsp), %xmm5\n"
+    "  movups 96(%rsp), %xmm6\n"
+    "  movups 112(%rsp), %xmm7\n"
+    "  movups 128(%rsp), %xmm8\n"
+    "  movups 144(%rsp), %xmm9\n"
+    "  movups 160(%rsp), %xmm10\n"
+    "  movups 176(%rsp), %xmm11\n"
+    "  movups 192(%rsp), %xmm12\n"
+    "  movups 208(%rsp), %xmm13\n"
+    "  movups 224(%rsp), %xmm14\n"
+    "  movups 240(%rsp), %xmm15\n"
+    "  leaq -56(%rbp), %rsp\n"
+    "  popq %rax\n"
+    "  popq %r9\n"
+    "  popq %r8\n"
+    "  popq %r10\n"
+    "  popq %rdx\n"
+    "  popq %rsi\n"
+    "  popq %rdi\n"
+    "  popq %rbp\n"
+    "  .cfi_def_cfa %rsp, 8\n"
+    "  ret\n"
+    "  .cfi_endproc\n"
+    ".size iorr_patch_entry, .-iorr_patch_entry\n");
+
+extern "C" void iorr_patch_entry() __attribute__((visibility("hidden")));
+
+namespace iorr::recorder {
+namespace {
+
+namespace x = x86;
+
+bool g_patched = false;
+
+// Calls a patched site must reach: the table's, and those dispatch's switch handles for the
+// library's own sake (processes, the library's fds).
+bool Wanted(long nr) {
+  if (nr < 0) return true;
+  for (const auto& c : trace::kCalls)
+    if (c.nr == nr) return true;
+  switch (nr) {
+    case SYS_close_range:
+    case SYS_dup2:
+    case SYS_dup3:
+    case SYS_ptrace:
+    case SYS_sigaltstack:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// DWARF pointer encodings used by .eh_frame_hdr and FDEs (only the common ones).
+constexpr uint8_t kPeOmit = 0xff;
+bool ReadEncoded(const uint8_t* p, const uint8_t* end, uint8_t enc, uintptr_t data_base,
+                 uintptr_t* out, const uint8_t** next) {
+  if (enc == kPeOmit) return false;
+  uintptr_t base = 0;
+  switch (enc & 0x70) {
+    case 0x00:
+      base = 0;
+      break;  // absptr
+    case 0x10:
+      base = reinterpret_cast<uintptr_t>(p);
+      break;  // pcrel
+    case 0x30:
+      base = data_base;
+      break;  // datarel
+    default:
+      return false;
+  }
+  uintptr_t v;
+  switch (enc & 0x0f) {
+    case 0x03: {  // udata4
+      if (end - p < 4) return false;
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      v = u;
+      p += 4;
+      break;
+    }
+    case 0x0b: {  // sdata4
+      if (end - p < 4) return false;
+      int32_t s;
+      std::memcpy(&s, p, 4);
+      v = static_cast<uintptr_t>(static_cast<intptr_t>(s));
+      p += 4;
+      break;
+    }
+    case 0x00:
+    case 0x04:
+    case 0x0c: {  // absptr / udata8 / sdata8
+      if (end - p < 8) return false;
+      uint64_t u;
+      std::memcpy(&u, p, 8);
+      v = u;
+      p += 8;
+      break;
+    }
+    default:
+      return false;
+  }
+  *out = base + v;
+  *next = p;
+  return true;
+}
+
+uint64_t Uleb(const uint8_t*& p, const uint8_t* end) {
+  uint64_t v = 0;
+  int shift = 0;
+  while (p < end) {
+    uint8_t b = *p++;
+    if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    shift += 7;
+    if (!(b & 0x80)) break;
+  }
+  return v;
+}
+
+// One loaded object's code.
+struct Object {
+  const char* name = nullptr;
+  uintptr_t lo = 0, hi = 0;  // its executable segments' span
+  struct Seg {
+    uintptr_t lo, hi;
+  } seg[4];
+  int nseg = 0;
+  const uint8_t* eh_hdr = nullptr;   // .eh_frame_hdr, or nullptr
+  uintptr_t map_lo = 0, map_hi = 0;  // all its segments (for reading FDEs)
+};
+
+bool InSegs(const Object& o, uintptr_t a, size_t len) {
+  for (int i = 0; i < o.nseg; ++i)
+    if (a >= o.seg[i].lo && a + len <= o.seg[i].hi) return true;
+  return false;
+}
+
+// The function holding `addr`: [start, end) from the FDE whose range covers it, or the code
+// between the FDE before it and the next.
+// *sweep_from: where to start decoding: the start of the function before it (an FDE may begin
+// inside the padding before its code: glibc's signal trampoline's FDE starts one byte early, so
+// that unwinders find it from a return address minus one).
+bool FunctionOf(const Object& o, uintptr_t addr, uintptr_t* start, uintptr_t* end,
+                uintptr_t* sweep_from) {
+  const uint8_t* h = o.eh_hdr;
+  if (h == nullptr || h[0] != 1) return false;
+  const uint8_t* hend = reinterpret_cast<const uint8_t*>(o.map_hi);
+  uint8_t ptr_enc = h[1], count_enc = h[2], table_enc = h[3];
+  const uint8_t* p = h + 4;
+  uintptr_t eh_frame, count;
+  if (!ReadEncoded(p, hend, ptr_enc, 0, &eh_frame, &p)) return false;
+  if (!ReadEncoded(p, hend, count_enc, 0, &count, &p)) return false;
+  if (table_enc != 0x3b) return false;  // datarel sdata4: what binutils and lld write
+  const auto* table = reinterpret_cast<const int32_t*>(p);
+  if (count == 0 || reinterpret_cast<const uint8_t*>(table + 2 * count) > hend) return false;
+  uintptr_t base = reinterpret_cast<uintptr_t>(h);
+  // The last entry whose initial location is <= addr.
+  size_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * mid])) <= addr)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  uintptr_t fn = base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * lo]));
+  *sweep_from =
+      lo > 0 ? base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * lo - 2])) : fn;
+  if (fn > addr) return false;
+  const uint8_t* fde = reinterpret_cast<const uint8_t*>(
+      base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * lo + 1])));
+  if (fde < reinterpret_cast<const uint8_t*>(o.map_lo) || fde + 16 > hend) return false;
+  uint32_t len, cie_off;
+  std::memcpy(&len, fde, 4);
+  std::memcpy(&cie_off, fde + 4, 4);
+  if (len == 0xffffffff || len < 12) return false;
+  const uint8_t* cie = fde + 4 - cie_off;
+  if (cie < reinterpret_cast<const uint8_t*>(o.map_lo) || cie + 16 > hend) return false;
+  // The CIE's augmentation says how the FDE's addresses are encoded ('R').
+  const uint8_t* c = cie + 8;  // after length and id
+  const uint8_t* cend = cie + 4 + [&] {
+    uint32_t l;
+    std::memcpy(&l, cie, 4);
+    return l;
+  }();
+  if (cend > hend) return false;
+  uint8_t version = *c++;
+  const char* aug = reinterpret_cast<const char*>(c);
+  size_t aug_len = strnlen(aug, static_cast<size_t>(cend - c));
+  c += aug_len + 1;
+  Uleb(c, cend);  // code alignment
+  Uleb(c, cend);  // data alignment (signed; skipped alike)
+  if (version == 1)
+    ++c;
+  else
+    Uleb(c, cend);
+  uint8_t fde_enc = 0;  // absptr
+  if (aug_len > 0 && aug[0] == 'z') {
+    Uleb(c, cend);
+    for (size_t i = 1; i < aug_len && c < cend; ++i) {
+      if (aug[i] == 'R') {
+        fde_enc = *c++;
+      } else if (aug[i] == 'P') {
+        uint8_t penc = *c++;
+        uintptr_t ignored;
+        if (!ReadEncoded(c, cend, penc, 0, &ignored, &c)) return false;
+      } else if (aug[i] == 'L') {
+        ++c;
+      } else if (aug[i] != 'S' && aug[i] != 'B') {
+        return false;
+      }
+    }
+  }
+  const uint8_t* f = fde + 8;
+  uintptr_t pc_begin, pc_range;
+  if (!ReadEncoded(f, fde + 4 + len, fde_enc, 0, &pc_begin, &f)) return false;
+  if (!ReadEncoded(f, fde + 4 + len, fde_enc & 0x0f, 0, &pc_range, &f)) return false;
+  if (pc_begin != fn) return false;
+  *start = pc_begin;
+  *end = pc_begin + pc_range;
+  if (addr >= *end) {
+    // Code between two FDEs (hand-written assembly: clone's child path ends the FDE of clone
+    // so that unwinding stops there): swept from the previous function's start up to the next
+    // one's.
+    if (lo + 1 >= count) return false;
+    *end = base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * (lo + 1)]));
+    if (addr >= *end) return false;
+  }
+  return true;
+}
+
+// How one site is rewritten.
+struct Site {
+  uintptr_t at;        // the syscall instruction
+  uintptr_t from;      // first byte overwritten (the jump goes here)
+  uintptr_t to;        // first byte after what the stub stands for (it jumps back here)
+  uint8_t before[30];  // the instructions copied before the call, if any
+  uint8_t nbefore;
+  uint8_t after[30];  // the instructions copied after it, if any
+  uint8_t nafter;
+  bool keeps_syscall;  // the jump fits in the instruction before: the syscall's bytes stay
+};
+
+constexpr int kMaxSites = 1024;
+constexpr int kMaxBranches = 4096;
+
+struct Plan {
+  Site site[kMaxSites];
+  int nsite = 0;
+  int skipped = 0;  // sites of calls of no interest
+  bool ok = true;   // false: a site of interest cannot be rewritten, or a decoding failed
+  const char* why = nullptr;
+  uintptr_t why_at = 0;
+};
+
+void Fail(Plan* plan, const char* why, uintptr_t at) {
+  if (plan->ok) {
+    plan->why = why;
+    plan->why_at = at;
+  }
+  plan->ok = false;
+}
+
+// Plans the rewriting of the system call instruction candidate at `cand` (bytes 0f 05).
+// Decodes its function; returns without a site when the bytes are not an instruction there.
+//
+// The jump needs 5 bytes. They are taken from a run of whole instructions around the syscall
+// that the stub can run elsewhere (no branch, no RIP-relative operand, no ret/jmp) and that no
+// branch of the function enters except at its first byte. Preferred: the instruction before
+// alone when it is long enough (the syscall's bytes then stay, so a branch to them still makes
+// the call); then the shortest run with the syscall in it.
+constexpr int kMaxInsns = 16384;
+struct Decoded {
+  uint32_t off[kMaxInsns];  // instruction starts, from the function's start
+  uint8_t len[kMaxInsns];
+  bool movable[kMaxInsns];
+  uintptr_t branch[kMaxBranches];
+};
+Decoded g_dec;  // only the constructor's thread uses it
+
+void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
+  uintptr_t fn, fe, fs;
+  if (!FunctionOf(o, cand, &fn, &fe, &fs) || fs > fn || !InSegs(o, fs, fe - fs)) {
+    Fail(plan, "no function holds it", cand);
+    return;
+  }
+  Decoded& d = g_dec;
+  int n = 0, nbr = 0, at = -1;
+  long nr = -1;  // the call's number when an instruction just before sets %eax/%rax to it
+  for (uintptr_t pc = fs; pc < fe;) {
+    x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
+    if (in.length == 0) {
+      Fail(plan, "cannot decode its function", pc);
+      return;
+    }
+    if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
+      Fail(plan, "function too large", pc);
+      return;
+    }
+    if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) return;  // inside another
+    if (in.branch)
+      d.branch[nbr++] = pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
+    if (pc == cand) at = n;
+    if (at < 0) {  // the last write of %eax before the syscall, if it is a mov of a constant
+      const auto* b = reinterpret_cast<const uint8_t*>(pc);
+      if (in.mov_eax_imm) {
+        nr = in.imm;
+      } else if (in.length == 7 && b[0] == 0x48 && b[1] == 0xc7 && b[2] == 0xc0) {
+        int32_t v;
+        std::memcpy(&v, b + 3, 4);
+        nr = v;
+      } else {
+        nr = -1;
+      }
+    }
+    d.off[n] = static_cast<uint32_t>(pc - fs);
+    d.len[n] = static_cast<uint8_t>(in.length);
+    d.movable[n] = !in.branch && !in.rip_relative && !in.ends_flow;
+    ++n;
+    pc += static_cast<uintptr_t>(in.length);
+  }
+  if (at < 0) return;  // not at an instruction boundary
+  // A sweep that went out of step would show: every branch inside the swept code lands on the
+  // start of an instruction.
+  for (int i = 0; i < nbr; ++i) {
+    uintptr_t t = d.branch[i];
+    if (t < fs || t >= fe) continue;
+    uint32_t off = static_cast<uint32_t>(t - fs);
+    int lo = 0, hi = n;
+    while (hi - lo > 1) {
+      int mid = (lo + hi) / 2;
+      if (d.off[mid] <= off)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    if (d.off[lo] != off) {
+      Fail(plan, "a branch lands inside an instruction", t);
+      return;
+    }
+  }
+  if (at == 0) nr = -1;
+  if (nr >= 0 && !Wanted(nr)) {
+    ++plan->skipped;
+    return;
+  }
+  if (plan->nsite >= kMaxSites) {
+    Fail(plan, "too many sites", cand);
+    return;
+  }
+  auto entered = [&](uintptr_t lo, uintptr_t hi) {  // a branch lands in [lo, hi)
+    for (int i = 0; i < nbr; ++i)
+      if (d.branch[i] >= lo && d.branch[i] < hi) return true;
+    return false;
+  };
+  auto start = [&](int i) { return fs + d.off[i]; };
+  auto end = [&](int i) { return fs + d.off[i] + d.len[i]; };
+  Site s{};
+  s.at = cand;
+  // The instruction before, alone.
+  if (at > 0 && d.len[at - 1] >= 5 && d.movable[at - 1] && !entered(start(at - 1) + 1, cand)) {
+    s.from = start(at - 1);
+    s.to = cand + 2;
+    s.nbefore = d.len[at - 1];
+    s.keeps_syscall = true;
+    std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
+    plan->site[plan->nsite++] = s;
+    return;
+  }
+  // Runs with the syscall: up to 3 instructions before and 2 after, shortest first.
+  int best_b = -1, best_a = -1;
+  uintptr_t best_len = UINTPTR_MAX;
+  for (int nb = 0; nb <= 3 && nb <= at; ++nb) {
+    for (int na = 0; na <= 2 && at + na < n; ++na) {
+      bool ok = true;
+      for (int i = at - nb; i <= at + na && ok; ++i) ok = i == at || d.movable[i];
+      if (!ok) continue;
+      uintptr_t lo = start(at - nb), hi = end(at + na);
+      if (hi - lo < 5 || hi - lo > 30 || entered(lo + 1, hi)) continue;
+      if (hi - lo < best_len) {
+        best_len = hi - lo;
+        best_b = nb;
+        best_a = na;
+      }
+    }
+  }
+  if (best_b < 0) {
+    Fail(plan, "a site cannot be rewritten", cand);
+    return;
+  }
+  s.from = start(at - best_b);
+  s.to = end(at + best_a);
+  s.nbefore = static_cast<uint8_t>(cand - s.from);
+  std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
+  s.nafter = static_cast<uint8_t>(s.to - (cand + 2));
+  std::memcpy(s.after, reinterpret_cast<const uint8_t*>(cand + 2), s.nafter);
+  plan->site[plan->nsite++] = s;
+}
+
+int Collect(struct dl_phdr_info* info, size_t, void* data);
+
+struct Objects {
+  Object o[64];
+  int n = 0;
+  bool overflow = false;
+};
+
+uintptr_t OwnAddress() { return reinterpret_cast<uintptr_t>(&iorr_patch_entry); }
+
+int Collect(struct dl_phdr_info* info, size_t, void* data) {
+  auto* objs = static_cast<Objects*>(data);
+  if (objs->n >= 64) {
+    objs->overflow = true;
+    return 0;
+  }
+  Object o;
+  o.name = info->dlpi_name;
+  o.lo = UINTPTR_MAX;
+  o.map_lo = UINTPTR_MAX;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+    if (ph.p_type == PT_LOAD) {
+      if (lo < o.map_lo) o.map_lo = lo;
+      if (hi > o.map_hi) o.map_hi = hi;
+      if (ph.p_flags & PF_X) {
+        if (o.nseg >= 4) {
+          objs->overflow = true;
+          return 0;
+        }
+        o.seg[o.nseg++] = {lo, lo + ph.p_filesz};
+        if (lo < o.lo) o.lo = lo;
+        if (lo + ph.p_filesz > o.hi) o.hi = lo + ph.p_filesz;
+      }
+    } else if (ph.p_type == PT_GNU_EH_FRAME) {
+      o.eh_hdr = reinterpret_cast<const uint8_t*>(lo);
+    }
+  }
+  if (o.nseg == 0) return 0;
+  uintptr_t own = OwnAddress();
+  if (own >= o.map_lo && own < o.map_hi) return 0;  // the library itself
+  uintptr_t vdso = getauxval(AT_SYSINFO_EHDR);
+  if (vdso != 0 && vdso >= o.map_lo && vdso < o.map_hi) return 0;  // its calls are time calls
+  objs->o[objs->n++] = o;
+  return 0;
+}
+
+// Stub memory within reach of a rel32 jump from [lo, hi).
+uint8_t* StubMemoryNear(uintptr_t lo, uintptr_t hi, size_t size) {
+  const uintptr_t step = 1 << 20;
+  for (uintptr_t d = step; d < (uintptr_t{1} << 30); d += step) {
+    for (int side = 0; side < 2; ++side) {
+      uintptr_t want = side == 0 ? ((hi + d) & ~(step - 1)) : ((lo - d - size) & ~(step - 1));
+      if (side == 1 && lo < d + size) continue;
+      long r = RawSyscall6(SYS_mmap, static_cast<long>(want), static_cast<long>(size),
+                           PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      if (r < 0 && r > -4096) continue;
+      return reinterpret_cast<uint8_t*>(r);
+    }
+  }
+  return nullptr;
+}
+
+bool Rel32(uintptr_t from_next, uintptr_t to, int32_t* out) {
+  int64_t d = static_cast<int64_t>(to) - static_cast<int64_t>(from_next);
+  if (d < INT32_MIN || d > INT32_MAX) return false;
+  *out = static_cast<int32_t>(d);
+  return true;
+}
+
+constexpr size_t kStubSize = 128;
+
+// Writes site s's stub at st; false if a jump cannot reach.
+bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off) {
+  uint8_t* p = st;
+  std::memcpy(p, s.before, s.nbefore);
+  p += s.nbefore;
+  const uint8_t cmp[] = {0x64, 0x80, 0x3c, 0x25};  // cmpb $0, %fs:disp32
+  std::memcpy(p, cmp, sizeof(cmp));
+  p += sizeof(cmp);
+  std::memcpy(p, &selector_off, 4);
+  p += 4;
+  *p++ = 0x00;
+  uint8_t* je_raw = p;
+  *p++ = 0x74;
+  *p++ = 0;                                                   // filled below
+  const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};  // lea -0x80(%rsp), %rsp
+  std::memcpy(p, lea_down, sizeof(lea_down));
+  p += sizeof(lea_down);
+  *p++ = 0x49;  // movabs $iorr_patch_entry, %r11
+  *p++ = 0xbb;
+  uint64_t entry = reinterpret_cast<uint64_t>(&iorr_patch_entry);
+  std::memcpy(p, &entry, 8);
+  p += 8;
+  const uint8_t call_r11[] = {0x41, 0xff, 0xd3};
+  std::memcpy(p, call_r11, sizeof(call_r11));
+  p += sizeof(call_r11);
+  const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00};  // lea 0x80(%rsp)
+  std::memcpy(p, lea_up, sizeof(lea_up));
+  p += sizeof(lea_up);
+  const uint8_t test_r11[] = {0x45, 0x85, 0xdb, 0x74, 0x02};  // test %r11d,%r11d; je +2
+  std::memcpy(p, test_r11, sizeof(test_r11));
+  p += sizeof(test_r11);
+  je_raw[1] = static_cast<uint8_t>(p - (je_raw + 2));
+  *p++ = 0x0f;  // raw: syscall
+  *p++ = 0x05;
+  std::memcpy(p, s.after, s.nafter);
+  p += s.nafter;
+  *p++ = 0xe9;  // jmp back
+  int32_t rel;
+  if (!Rel32(reinterpret_cast<uintptr_t>(p) + 4, s.to, &rel)) return false;
+  std::memcpy(p, &rel, 4);
+  p += 4;
+  return static_cast<size_t>(p - st) <= kStubSize;
+}
+
+int32_t SelectorOffset() {
+  uintptr_t fs;
+  __asm__("movq %%fs:0, %0" : "=r"(fs));
+  return static_cast<int32_t>(reinterpret_cast<intptr_t>(&t_selector) - static_cast<intptr_t>(fs));
+}
+
+// Rewrites the planned sites of one object. Stubs first; then each site's jump.
+bool Apply(const Object& o, const Plan& plan, int first, int count) {
+  if (count == 0) return true;
+  size_t size = (static_cast<size_t>(count) * kStubSize + 4095) & ~size_t{4095};
+  uint8_t* mem = StubMemoryNear(o.lo, o.hi, size);
+  if (mem == nullptr) return false;
+  int32_t sel = SelectorOffset();
+  for (int i = 0; i < count; ++i) {
+    const Site& s = plan.site[first + i];
+    uint8_t* stub = mem + static_cast<size_t>(i) * kStubSize;
+    int32_t rel;
+    if (!WriteStub(s, stub, sel) || !Rel32(s.from + 5, reinterpret_cast<uintptr_t>(stub), &rel))
+      return false;
+  }
+  RawSyscall6(SYS_mprotect, reinterpret_cast<long>(mem), static_cast<long>(size),
+              PROT_READ | PROT_EXEC);
+  uintptr_t page_lo = o.lo & ~uintptr_t{4095}, page_hi = (o.hi + 4095) & ~uintptr_t{4095};
+  if (RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
+                  PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+    return false;
+  for (int i = 0; i < count; ++i) {
+    const Site& s = plan.site[first + i];
+    auto* at = reinterpret_cast<uint8_t*>(s.from);
+    uintptr_t stub = reinterpret_cast<uintptr_t>(mem + static_cast<size_t>(i) * kStubSize);
+    int32_t rel = 0;
+    Rel32(s.from + 5, stub, &rel);  // in reach: checked above
+    uint8_t jmp[5] = {0xe9};
+    std::memcpy(jmp + 1, &rel, 4);
+    std::memcpy(at, jmp, 5);
+    // What is left of the overwritten instructions (a syscall's own bytes stay when the jump
+    // covers the instruction before it alone): int3, never reached.
+    uintptr_t end = s.keeps_syscall ? s.at : s.to;
+    for (uintptr_t b = s.from + 5; b < end; ++b) *reinterpret_cast<uint8_t*>(b) = 0xcc;
+  }
+  RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
+              PROT_READ | PROT_EXEC);
+  return true;
+}
+
+Plan g_plan;  // large: static, used once by the constructor
+
+}  // namespace
+
+bool PatchEnabled() { return g_patched; }
+
+bool PatchInstall(char* why, size_t why_len) {
+  static Objects objs;
+  objs.n = 0;
+  dl_iterate_phdr(Collect, &objs);
+  if (objs.overflow) {
+    snprintf(why, why_len, "too many objects");
+    return false;
+  }
+  Plan& plan = g_plan;
+  plan = Plan{};
+  int first[64], count[64];
+  for (int k = 0; k < objs.n; ++k) {
+    const Object& o = objs.o[k];
+    first[k] = plan.nsite;
+    for (int i = 0; i < o.nseg; ++i) {
+      const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
+      size_t n = o.seg[i].hi - o.seg[i].lo;
+      for (size_t j = 0; j + 1 < n; ++j) {
+        if (b[j] != 0x0f || b[j + 1] != 0x05) continue;
+        PlanCandidate(o, o.seg[i].lo + j, &plan);
+        if (!plan.ok) {
+          snprintf(why, why_len, "%s at %s+%#lx", plan.why, o.name[0] ? o.name : "the program",
+                   static_cast<unsigned long>(plan.why_at - o.map_lo));
+          return false;
+        }
+      }
+    }
+    count[k] = plan.nsite - first[k];
+    // Only libc and the dynamic loader are expected to make system calls.
+    if (count[k] > 0 && !strstr(o.name, "/libc.so") && !strstr(o.name, "/ld-linux")) {
+      snprintf(why, why_len, "%s makes system calls of its own",
+               o.name[0] ? o.name : "the program");
+      return false;
+    }
+  }
+  for (int k = 0; k < objs.n; ++k) {
+    if (!Apply(objs.o[k], plan, first[k], count[k])) {
+      snprintf(why, why_len, "cannot rewrite %s", objs.o[k].name);
+      return false;  // (a half-patched object still records: its stubs are complete)
+    }
+  }
+  g_patched = true;
+  snprintf(why, why_len, "%d system call sites rewritten, %d left (calls of no interest)",
+           plan.nsite, plan.skipped);
+  return true;
+}
+
+}  // namespace iorr::recorder

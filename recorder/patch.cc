@@ -34,9 +34,11 @@
 // patched. Objects loaded later (dlopen) are checked at their mmap; one with system call
 // instructions is noted as an escape.
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -45,6 +47,7 @@
 #include <cstring>
 
 #include "recorder/preload.h"
+#include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
 #include "recorder/x86.h"
 
@@ -664,6 +667,125 @@ Plan g_plan;  // large: static, used once by the constructor
 
 bool PatchEnabled() { return g_patched; }
 
+int PatchCountCandidates(long addr, long len) {
+  const auto* p = reinterpret_cast<const uint8_t*>(addr);
+  size_t n = static_cast<size_t>(len);
+  int count = 0;
+  while (n >= 2) {
+    const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
+    if (q == nullptr) break;
+    count += q[1] == 0x05;
+    n -= static_cast<size_t>(q + 1 - p);
+    p = q + 1;
+  }
+  return count;
+}
+
+namespace {
+
+// The file an object was loaded from: its identity for the cache.
+bool Identity(const Object& o, PatchObject* id) {
+  struct stat st;
+  const char* path = o.name[0] != 0 ? o.name : "/proc/self/exe";
+  if (RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(path),
+                  reinterpret_cast<long>(&st), 0) != 0)
+    return false;
+  id->dev = st.st_dev;
+  id->ino = st.st_ino;
+  id->size = static_cast<uint64_t>(st.st_size);
+  id->mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+  return true;
+}
+
+bool SameFile(const PatchObject& a, const PatchObject& b) {
+  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+}
+
+// Decodes one object: its sites are appended to plan. False (and why) when the process must
+// keep dispatch because of it.
+bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len) {
+  for (int i = 0; i < o.nseg; ++i) {
+    const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
+    size_t n = o.seg[i].hi - o.seg[i].lo;
+    for (const uint8_t* p = b; n >= 2;) {
+      const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
+      if (q == nullptr) break;
+      if (q[1] == 0x05) {
+        PlanCandidate(o, reinterpret_cast<uintptr_t>(q), plan);
+        if (!plan->ok) {
+          snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",
+                   static_cast<unsigned long>(plan->why_at - o.map_lo));
+          return false;
+        }
+      }
+      n -= static_cast<size_t>(q + 1 - p);
+      p = q + 1;
+    }
+  }
+  return true;
+}
+
+// Offers a decoded object to the other processes of the recording.
+void Publish(SharedState* sh, const PatchObject& id, const Object& o, const Plan& plan, int first,
+             int count, int skipped, bool patchable, const char* why) {
+  PatchCache& c = sh->patch;
+  for (auto& e : c.object) {
+    uint32_t free_state = 0;
+    if (!e.state.compare_exchange_strong(free_state, 1, std::memory_order_acquire)) continue;
+    uint32_t at = c.next_site.fetch_add(static_cast<uint32_t>(count), std::memory_order_relaxed);
+    if (at + static_cast<uint32_t>(count) > kPatchSites) {
+      e.state.store(0, std::memory_order_release);  // no room: others decode it themselves
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      const Site& s = plan.site[first + i];
+      PatchSite& p = c.site[at + static_cast<uint32_t>(i)];
+      p.from = static_cast<uint32_t>(s.from - o.map_lo);
+      p.at = static_cast<uint32_t>(s.at - o.map_lo);
+      p.to = static_cast<uint32_t>(s.to - o.map_lo);
+      p.keeps_syscall = s.keeps_syscall;
+    }
+    e.dev = id.dev;
+    e.ino = id.ino;
+    e.size = id.size;
+    e.mtime_ns = id.mtime_ns;
+    e.first = at;
+    e.count = static_cast<uint32_t>(count);
+    e.skipped = static_cast<uint32_t>(skipped);
+    e.patchable = patchable ? 1 : 0;
+    snprintf(e.why, sizeof(e.why), "%s", why);
+    e.state.store(2, std::memory_order_release);
+    return;
+  }
+}
+
+// A published decoding of the object's file, or nullptr.
+const PatchObject* Lookup(SharedState* sh, const PatchObject& id) {
+  for (const auto& e : sh->patch.object)
+    if (e.state.load(std::memory_order_acquire) == 2 && SameFile(e, id)) return &e;
+  return nullptr;
+}
+
+// The sites of a published decoding, as a plan for this process's copy of the object.
+void FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan* plan) {
+  for (uint32_t i = 0; i < e.count && plan->nsite < kMaxSites; ++i) {
+    const PatchSite& p = c.site[e.first + i];
+    Site s{};
+    s.from = o.map_lo + p.from;
+    s.at = o.map_lo + p.at;
+    s.to = o.map_lo + p.to;
+    s.keeps_syscall = p.keeps_syscall != 0;
+    s.nbefore = static_cast<uint8_t>(s.at - s.from);
+    s.nafter = static_cast<uint8_t>(s.to - (s.at + 2));
+    std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
+    std::memcpy(s.after, reinterpret_cast<const uint8_t*>(s.at + 2), s.nafter);
+    plan->site[plan->nsite++] = s;
+  }
+  plan->skipped += static_cast<int>(e.skipped);
+}
+
+}  // namespace
+
 bool PatchInstall(char* why, size_t why_len) {
   static Objects objs;
   objs.n = 0;
@@ -672,32 +794,34 @@ bool PatchInstall(char* why, size_t why_len) {
     snprintf(why, why_len, "too many objects");
     return false;
   }
-  Plan& plan = g_plan;
-  plan = Plan{};
+  SharedState* sh = Shared();
+  Plan& plan = g_plan;  // (not cleared as a whole: its pages are touched only as sites fill it)
+  plan.nsite = 0;
+  plan.skipped = 0;
+  plan.ok = true;
+  plan.why = nullptr;
   int first[64], count[64];
   for (int k = 0; k < objs.n; ++k) {
     const Object& o = objs.o[k];
     first[k] = plan.nsite;
-    for (int i = 0; i < o.nseg; ++i) {
-      const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
-      size_t n = o.seg[i].hi - o.seg[i].lo;
-      for (size_t j = 0; j + 1 < n; ++j) {
-        if (b[j] != 0x0f || b[j + 1] != 0x05) continue;
-        PlanCandidate(o, o.seg[i].lo + j, &plan);
-        if (!plan.ok) {
-          snprintf(why, why_len, "%s at %s+%#lx", plan.why, o.name[0] ? o.name : "the program",
-                   static_cast<unsigned long>(plan.why_at - o.map_lo));
-          return false;
-        }
+    PatchObject id{};
+    bool known = sh != nullptr && Identity(o, &id);
+    const PatchObject* e = known ? Lookup(sh, id) : nullptr;
+    if (e != nullptr) {
+      if (!e->patchable) {
+        snprintf(why, why_len, "%s", e->why);
+        return false;
       }
+      FromCache(sh->patch, *e, o, &plan);
+    } else {
+      int skipped_before = plan.skipped;
+      bool ok = PlanObject(o, &plan, why, why_len);
+      if (known)
+        Publish(sh, id, o, plan, first[k], ok ? plan.nsite - first[k] : 0,
+                plan.skipped - skipped_before, ok, ok ? "" : why);
+      if (!ok) return false;
     }
     count[k] = plan.nsite - first[k];
-    // Only libc and the dynamic loader are expected to make system calls.
-    if (count[k] > 0 && !strstr(o.name, "/libc.so") && !strstr(o.name, "/ld-linux")) {
-      snprintf(why, why_len, "%s makes system calls of its own",
-               o.name[0] ? o.name : "the program");
-      return false;
-    }
   }
   for (int k = 0; k < objs.n; ++k) {
     if (!Apply(objs.o[k], plan, first[k], count[k])) {

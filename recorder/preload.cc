@@ -984,6 +984,20 @@ void NoteEscapes(CallId call, const long* k, long ret) {
              static_cast<int>(k[4]));
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  } else if (call == CallId::mmap && ret >= 0 && (k[2] & PROT_EXEC) &&
+             static_cast<int>(k[4]) >= 0 && (k[3] & MAP_DENYWRITE) && PatchEnabled()) {
+    // Code loaded after start-up (dlopen: the loader maps segments with MAP_DENYWRITE, and
+    // never past the file's end, which would be SIGBUS here) with system call instructions of
+    // its own: its sites were not rewritten (dispatch would have caught them).
+    int n = PatchCountCandidates(ret, k[1]);
+    if (n > 0) {
+      snprintf(note, sizeof(note),
+               "escape %u: code mapped from fd %d after start-up holds %d possible system call "
+               "instructions: calls made there are not recorded",
+               pid, static_cast<int>(k[4]), n);
+      WriteNote(note);
+      g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -1348,11 +1362,12 @@ __attribute__((constructor(102))) void Init() {
     DispatchBecomeTracee();
     NoteTracee();
   } else if (dispatch == nullptr || strcmp(dispatch, "0") != 0) {
-    // Patched sites where the process's code allows it (patch.cc), dispatch otherwise.
+    // Patched sites where the process's code allows it (patch.cc), dispatch otherwise
+    // (IORR_PATCH=0: dispatch always, e.g. to compare the two).
     const char* patch = getenv("IORR_PATCH");
     char why[256] = "";
     char note[320];
-    if (patch != nullptr && strcmp(patch, "1") == 0 && PatchInstall(why, sizeof(why))) {
+    if ((patch == nullptr || strcmp(patch, "0") != 0) && PatchInstall(why, sizeof(why))) {
       DispatchArmThread();
       snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
       WriteNote(note);
@@ -1557,6 +1572,8 @@ int& CurrentLockFd() {
   if (!t_vm_child) return g_lock_fd;
   return t_state ? t_state->vm_lock_fd : (none = -1);
 }
+SharedState* Shared() { return g_shared; }
+
 bool IsOwnFd(long fd) {
   int lock = CurrentLockFd();
   return g_on && (fd == g_trace_fd || fd == g_shm_fd || (lock >= 0 && fd == lock));

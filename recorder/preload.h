@@ -82,7 +82,11 @@ bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wr
 // instructions into jumps to stubs that check the selector as dispatch would. False (and why)
 // when the process's code does not allow it; then nothing was changed.
 bool PatchInstall(char* why, size_t why_len);
+struct SharedState;
+SharedState* Shared();  // the recording's shared state (protocol.h)
 bool PatchEnabled();
+// The bytes 0f 05 (syscall) in [addr, addr + len): code mapped after start-up is checked.
+int PatchCountCandidates(long addr, long len);
 // PTRACE_TRACEME succeeded (or the image before exec was traced): this thread stops trapping
 // and no thread or child of this process is armed again; exec hands it on (IORR_TRACED).
 void DispatchBecomeTracee();

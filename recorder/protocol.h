@@ -32,7 +32,7 @@ inline constexpr int kExitRecorderError = 125;
 inline constexpr int kExitCannotRun = 126;
 inline constexpr int kExitNotFound = 127;
 
-inline constexpr uint64_t kSharedMagic = 0x3253524f5252494full;  // "IORRSRS2"
+inline constexpr uint64_t kSharedMagic = 0x3353524f5252494full;  // "IORRSRS3"
 inline constexpr uint32_t kSharedSlots = 4096;
 inline constexpr uint32_t kSharedProcs = 4096;  // process entries (liveness)
 inline constexpr int64_t kNever = INT64_MAX;
@@ -55,6 +55,33 @@ struct ThreadSlot {
 // ended (SIGKILL included): its thread slots, which would hold every later watermark back, can
 // be freed (see the library's Watermark).
 
+// What the library learned of a loaded object's system call sites (recorder/patch.cc), so that
+// only the first process of a recording to load an object decodes it. Sites are offsets from
+// the object's load address. An entry is claimed by moving state 0 -> 1 and published with 2;
+// a process that finds an entry being filled decodes the object itself.
+inline constexpr uint32_t kPatchObjects = 64;
+inline constexpr uint32_t kPatchSites = 8192;
+struct PatchSite {
+  uint32_t from, at, to;  // the bytes overwritten [from, to), the syscall at `at`
+  uint8_t keeps_syscall;
+  uint8_t reserved[3];
+};
+struct PatchObject {
+  std::atomic<uint32_t> state;  // 0: free, 1: being filled, 2: ready
+  uint32_t patchable;           // 0: the process must keep dispatch (why says why)
+  uint64_t dev, ino, size;
+  int64_t mtime_ns;
+  uint32_t first, count;  // its sites in PatchCache::site
+  uint32_t skipped;       // system calls of no interest, left alone
+  char why[92];
+};
+struct PatchCache {
+  std::atomic<uint32_t> next_site;
+  uint32_t reserved;
+  PatchObject object[kPatchObjects];
+  PatchSite site[kPatchSites];
+};
+
 struct SharedState {
   uint64_t magic;
   uint32_t version;
@@ -72,6 +99,7 @@ struct SharedState {
   uint32_t reserved[13];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
+  PatchCache patch;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free, "shared atomics must be lock-free");

@@ -8,6 +8,7 @@ set -uo pipefail
 iorr=$1
 lib=$(dirname "$iorr")/../lib/libiorr-preload.so
 [[ -f $lib ]] || { echo "SKIP: $lib is missing"; exit 77; }
+src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/iorr-behaviour.XXXXXX")
 cleanup() {
   mountpoint -q "$work/full" 2>/dev/null && umount "$work/full"
@@ -1587,6 +1588,43 @@ if cc -O1 fdtable.c -o fdtable 2> /dev/null && cc -O1 deny.c -o deny 2> /dev/nul
   if [[ $busy -eq 0 ]]; then ok "flock: every close of the program is the file's last (5 runs)"; else
     fail "flock: $busy of 5 runs kept locks after the program's last close: $(cat flock.out)"; fi
   rm -f lock.*
+fi
+
+# System call instructions in the program's own code (not libc's): recorded with patched sites
+# (the default), with dispatch (IORR_PATCH=0), and with dispatch as the fallback when a site
+# cannot be rewritten (a jump on either side of the instruction).
+if cc -O2 "$src/raw_syscalls.c" -o raw_syscalls 2> /dev/null &&
+  cc -O2 -DODD_SITE "$src/raw_syscalls.c" -o raw_syscalls_odd 2> /dev/null; then
+  for mode in patched dispatch fallback; do
+    prog=./raw_syscalls
+    envs=()
+    [[ $mode == dispatch ]] && envs=(IORR_PATCH=0)
+    [[ $mode == fallback ]] && prog=./raw_syscalls_odd
+    rm -f raw.$mode
+    ./raw_syscalls raw.plain 40
+    env "${envs[@]}" timeout 60 "$iorr" record -q -o raw.iorr -- $prog raw.$mode 40
+    st=$?
+    "$iorr" dump raw.iorr > raw.txt 2>&1
+    fd=$(grep -o "openat(AT_FDCWD, \"raw.$mode\".*) = [0-9]*" raw.txt | grep -o '[0-9]*$')
+    writes=$(grep -c "write(${fd:-x}, \.\.\., [0-9]*) = [0-9]" raw.txt)
+    case $mode in
+      patched) note='capture: patched system call sites' ;;
+      dispatch) note='' ;;
+      fallback) note='not patched: a site cannot be rewritten at the program' ;;
+    esac
+    [[ ${IORR_PATCH:-} == 0 ]] && note=''  # the whole run with dispatch
+    if [[ $st -ne 0 ]] || ! cmp -s raw.plain raw.$mode; then
+      fail "raw syscalls ($mode): status $st, output $(cmp raw.plain raw.$mode 2>&1)"
+    elif [[ -z $fd || $writes -ne 40 ]] || ! grep -q "close($fd) = 0" raw.txt; then
+      fail "raw syscalls ($mode): calls missing: openat ${fd:-none}, $writes of 40 writes, close $(grep -c "close(${fd:-x})" raw.txt)"
+    elif [[ -n $note ]] && ! grep -q "$note" raw.txt; then
+      fail "raw syscalls ($mode): no note '$note': $(grep 'capture' raw.txt)"
+    else
+      ok "raw syscalls ($mode): openat, 40 writes and close recorded${note:+ ($note)}"
+    fi
+  done
+else
+  echo "skip: raw syscall cases: no C compiler"
 fi
 
 echo "$passed passed, $failed failed"

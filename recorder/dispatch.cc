@@ -43,6 +43,7 @@ __asm__(
     "iorr_gate_start:\n"
     ".globl iorr_raw_syscall\n.hidden iorr_raw_syscall\n.type iorr_raw_syscall,@function\n"
     "iorr_raw_syscall:\n"
+    "  .cfi_startproc\n"  // (cancellation unwinds through a blocked call: see patch.cc)
     "  movq %rdi, %rax\n"
     "  movq %rsi, %rdi\n"
     "  movq %rdx, %rsi\n"
@@ -52,7 +53,11 @@ __asm__(
     "  movq 8(%rsp), %r9\n"
     "  syscall\n"
     "  ret\n"
+    "  .cfi_endproc\n"
     ".size iorr_raw_syscall, .-iorr_raw_syscall\n"
+    // Outside any FDE: an unwinder looks up a return address minus one, and for the restorer
+    // below it must find none, so that it recognises the sigreturn trampoline by its code.
+    "  nop\n"
     ".globl iorr_restore_rt\n.hidden iorr_restore_rt\n.type iorr_restore_rt,@function\n"
     "iorr_restore_rt:\n"
     "  movq $15, %rax\n"  // rt_sigreturn
@@ -190,7 +195,7 @@ long Sigprocmask(const long* a, ucontext_t* uc) {
   }
   // Whatever the result: the kernel sets the mask before it fails to write the old one out.
   uint64_t now = 0;
-  if (a[1] != 0 &&
+  if (uc != nullptr && a[1] != 0 &&
       RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
     std::memcpy(&uc->uc_sigmask, &now, sizeof(now));  // the kernel's sigset: its first 8 bytes
   return r;
@@ -330,14 +335,18 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
           NoteAltStack(now);
         return ret;
       }
+      // Where dispatch is installed too (a process only partly rewritten), SIGSYS must stay
+      // unblocked as below; there is no frame to edit.
       case SYS_rt_sigaction:
+        return g_enabled ? Sigaction(a) : RunRecorded(nr, a);
       case SYS_rt_sigprocmask:
+        return g_enabled ? Sigprocmask(a, nullptr) : RunRecorded(nr, a);
       case SYS_rt_sigsuspend:
       case SYS_ppoll:
       case SYS_pselect6:
       case SYS_epoll_pwait:
       case SYS_epoll_pwait2:
-        return RunRecorded(nr, a);
+        return g_enabled ? WaitWithMask(nr, a) : RunRecorded(nr, a);
       default:
         break;
     }

@@ -33,6 +33,7 @@
 // runtimes, libgomp, a program with its own), the process uses dispatch as before: nothing is
 // patched. Objects loaded later (dlopen) are checked at their mmap; one with system call
 // instructions is noted as an escape.
+#include <cpuid.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -40,30 +41,40 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "recorder/preload.h"
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
 #include "recorder/x86.h"
 
-// The entry from a stub (see above): saves what the call and the code around the site need,
-// calls iorr_patched_syscall(frame) and returns its answer in %r11. frame: rax (the number, then
-// the result), r9, r8, r10, rdx, rsi, rdi. The xmm registers are saved too: the code around a
-// site may hold values in them across the syscall, which the kernel preserves.
+// The entry from a stub (see above). On entry the stack holds the return address into the
+// stub, then the site's address + 1 (pushed by the stub), then the 128 bytes of red zone the
+// stub stepped over; the site's own stack pointer is 8 + 8 + 128 = 144 bytes up. The unwind
+// information says so: a return to "site + 1" in the function that made the call, whose frame
+// rules then apply (cancellation of a thread blocked in the call unwinds through here).
+// It saves what the call and the code around the site need (rax, the number, then the result;
+// r9, r8, r10, rdx, rsi, rdi) and the whole extended register state (the kernel preserves it
+// across a system call; the library's C code and the libc functions it calls may not), calls
+// iorr_patched_syscall(frame) and returns its answer in %r11.
 __asm__(
     ".text\n"
     ".p2align 4\n"
     ".globl iorr_patch_entry\n.hidden iorr_patch_entry\n.type iorr_patch_entry,@function\n"
     "iorr_patch_entry:\n"
     "  .cfi_startproc\n"
+    "  .cfi_def_cfa %rsp, 144\n"
+    "  .cfi_offset %rip, -136\n"
     "  pushq %rbp\n"
-    "  .cfi_def_cfa_offset 16\n"
-    "  .cfi_offset %rbp, -16\n"
+    "  .cfi_def_cfa_offset 152\n"
+    "  .cfi_offset %rbp, -152\n"
     "  movq %rsp, %rbp\n"
     "  .cfi_def_cfa_register %rbp\n"
     "  pushq %rdi\n"
@@ -73,43 +84,38 @@ __asm__(
     "  pushq %r8\n"
     "  pushq %r9\n"
     "  pushq %rax\n"
-    "  andq $-16, %rsp\n"
-    "  subq $256, %rsp\n"
-    "  movups %xmm0, 0(%rsp)\n"
-    "  movups %xmm1, 16(%rsp)\n"
-    "  movups %xmm2, 32(%rsp)\n"
-    "  movups %xmm3, 48(%rsp)\n"
-    "  movups %xmm4, 64(%rsp)\n"
-    "  movups %xmm5, 80(%rsp)\n"
-    "  movups %xmm6, 96(%rsp)\n"
-    "  movups %xmm7, 112(%rsp)\n"
-    "  movups %xmm8, 128(%rsp)\n"
-    "  movups %xmm9, 144(%rsp)\n"
-    "  movups %xmm10, 160(%rsp)\n"
-    "  movups %xmm11, 176(%rsp)\n"
-    "  movups %xmm12, 192(%rsp)\n"
-    "  movups %xmm13, 208(%rsp)\n"
-    "  movups %xmm14, 224(%rsp)\n"
-    "  movups %xmm15, 240(%rsp)\n"
+    "  subq iorr_xsave_size(%rip), %rsp\n"
+    "  andq $-64, %rsp\n"
+    "  cmpb $0, iorr_have_xsave(%rip)\n"
+    "  je 1f\n"
+    "  xorl %eax, %eax\n"  // the header must be zero before xsave (only XSTATE_BV is written)
+    "  movq %rax, 512(%rsp)\n"
+    "  movq %rax, 520(%rsp)\n"
+    "  movq %rax, 528(%rsp)\n"
+    "  movq %rax, 536(%rsp)\n"
+    "  movq %rax, 544(%rsp)\n"
+    "  movq %rax, 552(%rsp)\n"
+    "  movq %rax, 560(%rsp)\n"
+    "  movq %rax, 568(%rsp)\n"
+    "  movl $-1, %eax\n"
+    "  movl $-1, %edx\n"
+    "  xsave64 (%rsp)\n"
+    "  jmp 2f\n"
+    "1:\n"
+    "  fxsave64 (%rsp)\n"
+    "2:\n"
     "  leaq -56(%rbp), %rdi\n"
     "  call iorr_patched_syscall\n"
     "  movq %rax, %r11\n"
-    "  movups 0(%rsp), %xmm0\n"
-    "  movups 16(%rsp), %xmm1\n"
-    "  movups 32(%rsp), %xmm2\n"
-    "  movups 48(%rsp), %xmm3\n"
-    "  movups 64(%rsp), %xmm4\n"
-    "  movups 80(%rsp), %xmm5\n"
-    "  movups 96(%rsp), %xmm6\n"
-    "  movups 112(%rsp), %xmm7\n"
-    "  movups 128(%rsp), %xmm8\n"
-    "  movups 144(%rsp), %xmm9\n"
-    "  movups 160(%rsp), %xmm10\n"
-    "  movups 176(%rsp), %xmm11\n"
-    "  movups 192(%rsp), %xmm12\n"
-    "  movups 208(%rsp), %xmm13\n"
-    "  movups 224(%rsp), %xmm14\n"
-    "  movups 240(%rsp), %xmm15\n"
+    "  cmpb $0, iorr_have_xsave(%rip)\n"
+    "  je 3f\n"
+    "  movl $-1, %eax\n"
+    "  movl $-1, %edx\n"
+    "  xrstor64 (%rsp)\n"
+    "  jmp 4f\n"
+    "3:\n"
+    "  fxrstor64 (%rsp)\n"
+    "4:\n"
     "  leaq -56(%rbp), %rsp\n"
     "  popq %rax\n"
     "  popq %r9\n"
@@ -119,10 +125,16 @@ __asm__(
     "  popq %rsi\n"
     "  popq %rdi\n"
     "  popq %rbp\n"
-    "  .cfi_def_cfa %rsp, 8\n"
+    "  .cfi_def_cfa %rsp, 144\n"
     "  ret\n"
     "  .cfi_endproc\n"
     ".size iorr_patch_entry, .-iorr_patch_entry\n");
+
+// The save area's size (set before any site is rewritten) and whether xsave is usable.
+extern "C" {
+__attribute__((visibility("hidden"))) uint64_t iorr_xsave_size = 512 + 64;
+__attribute__((visibility("hidden"))) uint8_t iorr_have_xsave = 0;
+}
 
 extern "C" void iorr_patch_entry() __attribute__((visibility("hidden")));
 
@@ -226,9 +238,34 @@ struct Object {
     uintptr_t lo, hi;
   } seg[4];
   int nseg = 0;
-  const uint8_t* eh_hdr = nullptr;   // .eh_frame_hdr, or nullptr
-  uintptr_t map_lo = 0, map_hi = 0;  // all its segments (for reading FDEs)
+  const uint8_t* eh_hdr = nullptr;    // .eh_frame_hdr, or nullptr
+  uintptr_t map_lo = 0, map_hi = 0;   // all its segments (for reading FDEs)
+  const uint8_t* build_id = nullptr;  // NT_GNU_BUILD_ID's bytes, or nullptr
+  uint32_t build_id_len = 0;
 };
+
+// The object's NT_GNU_BUILD_ID note in a PT_NOTE segment.
+void FindBuildId(Object* o, uintptr_t lo, size_t size) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(lo);
+  const uint8_t* end = p + size;
+  while (end - p >= 12) {
+    uint32_t namesz, descsz, type;
+    std::memcpy(&namesz, p, 4);
+    std::memcpy(&descsz, p + 4, 4);
+    std::memcpy(&type, p + 8, 4);
+    const uint8_t* name = p + 12;
+    const uint8_t* desc = name + ((namesz + 3) & ~3u);
+    const uint8_t* next = desc + ((descsz + 3) & ~3u);
+    if (next > end || next < p) return;
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(name, "GNU", 4) == 0 && descsz > 0 &&
+        descsz <= 32) {
+      o->build_id = desc;
+      o->build_id_len = descsz;
+      return;
+    }
+    p = next;
+  }
+}
 
 bool InSegs(const Object& o, uintptr_t a, size_t len) {
   for (int i = 0; i < o.nseg; ++i)
@@ -379,6 +416,43 @@ struct Decoded {
 };
 Decoded g_dec;  // only the constructor's thread uses it
 
+// Every direct branch target of the object being planned, sorted: a window must not be entered
+// from anywhere, a function's cold part included (a linear sweep of the executable segments;
+// where it goes out of step it adds targets that are not real, which only forbids more).
+constexpr int kMaxTargets = 1 << 19;
+uintptr_t g_targets[kMaxTargets];
+int g_ntargets = -1;  // -1: not swept (too many: every window is refused)
+
+void SweepTargets(const Object& o) {
+  g_ntargets = 0;
+  for (int i = 0; i < o.nseg; ++i) {
+    for (uintptr_t pc = o.seg[i].lo; pc < o.seg[i].hi;) {
+      x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), o.seg[i].hi - pc);
+      if (in.length == 0) {
+        ++pc;
+        continue;
+      }
+      if (in.branch) {
+        if (g_ntargets == kMaxTargets) {
+          g_ntargets = -1;
+          return;
+        }
+        g_targets[g_ntargets++] =
+            pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
+      }
+      pc += static_cast<uintptr_t>(in.length);
+    }
+  }
+  std::sort(g_targets, g_targets + g_ntargets);
+}
+
+// Whether a branch anywhere in the object lands in [lo, hi).
+bool Entered(uintptr_t lo, uintptr_t hi) {
+  if (g_ntargets < 0) return true;
+  const uintptr_t* p = std::lower_bound(g_targets, g_targets + g_ntargets, lo);
+  return p != g_targets + g_ntargets && *p < hi;
+}
+
 void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
   uintptr_t fn, fe, fs;
   if (!FunctionOf(o, cand, &fn, &fe, &fs) || fs > fn || !InSegs(o, fs, fe - fs)) {
@@ -387,7 +461,8 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
   }
   Decoded& d = g_dec;
   int n = 0, nbr = 0, at = -1;
-  long nr = -1;  // the call's number when an instruction just before sets %eax/%rax to it
+  bool inside = false;  // the bytes are inside another instruction: not a system call
+  long nr = -1;         // the call's number when an instruction just before sets %eax/%rax to it
   for (uintptr_t pc = fs; pc < fe;) {
     x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
     if (in.length == 0) {
@@ -398,7 +473,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       Fail(plan, "function too large", pc);
       return;
     }
-    if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) return;  // inside another
+    if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
     if (in.branch)
       d.branch[nbr++] = pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
     if (pc == cand) at = n;
@@ -420,7 +495,6 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     ++n;
     pc += static_cast<uintptr_t>(in.length);
   }
-  if (at < 0) return;  // not at an instruction boundary
   // A sweep that went out of step would show: every branch inside the swept code lands on the
   // start of an instruction.
   for (int i = 0; i < nbr; ++i) {
@@ -440,6 +514,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       return;
     }
   }
+  if (at < 0 || inside) return;  // not an instruction: bytes of others
   if (at == 0) nr = -1;
   if (nr >= 0 && !Wanted(nr)) {
     ++plan->skipped;
@@ -449,20 +524,27 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     Fail(plan, "too many sites", cand);
     return;
   }
-  auto entered = [&](uintptr_t lo, uintptr_t hi) {  // a branch lands in [lo, hi)
-    for (int i = 0; i < nbr; ++i)
-      if (d.branch[i] >= lo && d.branch[i] < hi) return true;
-    return false;
-  };
+  // A branch lands in [lo, hi); a window never reaches back past the function's start, which
+  // calls from anywhere (direct or not) may enter.
+  auto entered = [&](uintptr_t lo, uintptr_t hi) { return lo < fn || Entered(lo, hi); };
   auto start = [&](int i) { return fs + d.off[i]; };
   auto end = [&](int i) { return fs + d.off[i] + d.len[i]; };
   Site s{};
   s.at = cand;
-  // The instruction before, alone.
-  if (at > 0 && d.len[at - 1] >= 5 && d.movable[at - 1] && !entered(start(at - 1) + 1, cand)) {
-    s.from = start(at - 1);
+  // Instructions just before the syscall (up to 3, at least 5 bytes), when no branch enters
+  // them past their first byte or lands on the syscall: the syscall's own bytes then stay, and
+  // the stub goes back to them to make the call natively, in the function's own code (where
+  // the unwinder finds it: cancellation unwinds through a blocked call).
+  for (int nb = 1; nb <= 3 && nb <= at; ++nb) {
+    bool movable = true;
+    for (int i = at - nb; i < at; ++i) movable = movable && d.movable[i];
+    if (!movable) break;
+    uintptr_t lo = start(at - nb);
+    if (cand - lo < 5) continue;
+    if (entered(lo + 1, cand + 1) || cand - lo > 30) break;
+    s.from = lo;
     s.to = cand + 2;
-    s.nbefore = d.len[at - 1];
+    s.nbefore = static_cast<uint8_t>(cand - lo);
     s.keeps_syscall = true;
     std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
     plan->site[plan->nsite++] = s;
@@ -535,6 +617,8 @@ int Collect(struct dl_phdr_info* info, size_t, void* data) {
       }
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
       o.eh_hdr = reinterpret_cast<const uint8_t*>(lo);
+    } else if (ph.p_type == PT_NOTE && o.build_id == nullptr) {
+      FindBuildId(&o, lo, ph.p_filesz);
     }
   }
   if (o.nseg == 0) return 0;
@@ -570,49 +654,66 @@ bool Rel32(uintptr_t from_next, uintptr_t to, int32_t* out) {
   return true;
 }
 
-constexpr size_t kStubSize = 128;
+constexpr size_t kStubSize = 160;
 
 // Writes site s's stub at st; false if a jump cannot reach.
+// Writes site s's stub at st (layout at the top of this file); false if a jump cannot reach.
+//   [before]  cmpb $0,%fs:sel  jne slow
+//   fast:  syscall (or, when the syscall's bytes stayed, jmp at)
+//   tail:  [after]  jmp to
+//   slow:  lea -128(%rsp),%rsp  push $at+1  call iorr_patch_entry  lea 136(%rsp),%rsp
+//          test %r11d,%r11d  jnz fast  jmp tail
 bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off) {
   uint8_t* p = st;
+  auto put = [&](std::initializer_list<uint8_t> bytes) {
+    for (uint8_t b : bytes) *p++ = b;
+  };
+  auto put32 = [&](int32_t v) {
+    std::memcpy(p, &v, 4);
+    p += 4;
+  };
+  auto put64 = [&](uint64_t v) {
+    std::memcpy(p, &v, 8);
+    p += 8;
+  };
+  auto jmp_to = [&](uintptr_t target) {  // jmp rel32
+    *p++ = 0xe9;
+    int32_t rel;
+    if (!Rel32(reinterpret_cast<uintptr_t>(p) + 4, target, &rel)) return false;
+    put32(rel);
+    return true;
+  };
   std::memcpy(p, s.before, s.nbefore);
   p += s.nbefore;
-  const uint8_t cmp[] = {0x64, 0x80, 0x3c, 0x25};  // cmpb $0, %fs:disp32
-  std::memcpy(p, cmp, sizeof(cmp));
-  p += sizeof(cmp);
-  std::memcpy(p, &selector_off, 4);
-  p += 4;
-  *p++ = 0x00;
-  uint8_t* je_raw = p;
-  *p++ = 0x74;
-  *p++ = 0;                                                   // filled below
-  const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};  // lea -0x80(%rsp), %rsp
-  std::memcpy(p, lea_down, sizeof(lea_down));
-  p += sizeof(lea_down);
-  *p++ = 0x49;  // movabs $iorr_patch_entry, %r11
-  *p++ = 0xbb;
-  uint64_t entry = reinterpret_cast<uint64_t>(&iorr_patch_entry);
-  std::memcpy(p, &entry, 8);
-  p += 8;
-  const uint8_t call_r11[] = {0x41, 0xff, 0xd3};
-  std::memcpy(p, call_r11, sizeof(call_r11));
-  p += sizeof(call_r11);
-  const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00};  // lea 0x80(%rsp)
-  std::memcpy(p, lea_up, sizeof(lea_up));
-  p += sizeof(lea_up);
-  const uint8_t test_r11[] = {0x45, 0x85, 0xdb, 0x74, 0x02};  // test %r11d,%r11d; je +2
-  std::memcpy(p, test_r11, sizeof(test_r11));
-  p += sizeof(test_r11);
-  je_raw[1] = static_cast<uint8_t>(p - (je_raw + 2));
-  *p++ = 0x0f;  // raw: syscall
-  *p++ = 0x05;
+  put({0x64, 0x80, 0x3c, 0x25});  // cmpb $0, %fs:disp32
+  put32(selector_off);
+  put({0x00});
+  put({0x75, 0});  // jne slow (rel8, below)
+  uint8_t* jne_slow = p - 1;
+  uint8_t* fast = p;
+  if (s.keeps_syscall) {
+    if (!jmp_to(s.at)) return false;
+  } else {
+    put({0x0f, 0x05});
+  }
+  uint8_t* tail = p;
   std::memcpy(p, s.after, s.nafter);
   p += s.nafter;
-  *p++ = 0xe9;  // jmp back
-  int32_t rel;
-  if (!Rel32(reinterpret_cast<uintptr_t>(p) + 4, s.to, &rel)) return false;
-  std::memcpy(p, &rel, 4);
-  p += 4;
+  if (!jmp_to(s.to)) return false;
+  *jne_slow = static_cast<uint8_t>(p - (jne_slow + 1));
+  put({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp), %rsp
+  put({0x49, 0xbb});                    // movabs $at+1, %r11
+  put64(s.at + 1);
+  put({0x41, 0x53});  // push %r11
+  put({0x49, 0xbb});  // movabs $iorr_patch_entry, %r11
+  put64(reinterpret_cast<uint64_t>(&iorr_patch_entry));
+  put({0x41, 0xff, 0xd3});                                // call *%r11
+  put({0x48, 0x8d, 0xa4, 0x24, 0x88, 0x00, 0x00, 0x00});  // lea 0x88(%rsp), %rsp
+  put({0x45, 0x85, 0xdb});                                // test %r11d, %r11d
+  put({0x0f, 0x85});                                      // jnz fast (rel32)
+  put32(static_cast<int32_t>(fast - (p + 4)));
+  put({0xe9});  // jmp tail
+  put32(static_cast<int32_t>(tail - (p + 4)));
   return static_cast<size_t>(p - st) <= kStubSize;
 }
 
@@ -636,8 +737,11 @@ bool Apply(const Object& o, const Plan& plan, int first, int count) {
     if (!WriteStub(s, stub, sel) || !Rel32(s.from + 5, reinterpret_cast<uintptr_t>(stub), &rel))
       return false;
   }
-  RawSyscall6(SYS_mprotect, reinterpret_cast<long>(mem), static_cast<long>(size),
-              PROT_READ | PROT_EXEC);
+  if (RawSyscall6(SYS_mprotect, reinterpret_cast<long>(mem), static_cast<long>(size),
+                  PROT_READ | PROT_EXEC) != 0) {
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(size));
+    return false;
+  }
   uintptr_t page_lo = o.lo & ~uintptr_t{4095}, page_hi = (o.hi + 4095) & ~uintptr_t{4095};
   if (RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
                   PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
@@ -667,43 +771,81 @@ Plan g_plan;  // large: static, used once by the constructor
 
 bool PatchEnabled() { return g_patched; }
 
-int PatchCountCandidates(long addr, long len) {
-  const auto* p = reinterpret_cast<const uint8_t*>(addr);
-  size_t n = static_cast<size_t>(len);
+int PatchCountSyscalls(long addr, long len) {
+  // A linear sweep, as objdump's, of a copy read through process_vm_readv: a mapping may run
+  // past the end of its file, and reading that directly would be SIGBUS.
+  uint8_t buf[8192];
+  long pid = RawSyscall6(SYS_getpid);
+  long done = 0;  // bytes of the mapping swept
+  size_t have = 0;
   int count = 0;
-  while (n >= 2) {
-    const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
-    if (q == nullptr) break;
-    count += q[1] == 0x05;
-    n -= static_cast<size_t>(q + 1 - p);
-    p = q + 1;
+  bool eof = false;
+  while (done < len) {
+    if (!eof && have < 16) {
+      struct iovec local = {buf + have, sizeof(buf) - have};
+      long want =
+          std::min(static_cast<long>(sizeof(buf) - have), len - done - static_cast<long>(have));
+      local.iov_len = static_cast<size_t>(want);
+      struct iovec remote = {reinterpret_cast<void*>(addr + done + static_cast<long>(have)),
+                             static_cast<size_t>(want)};
+      long r = want > 0 ? RawSyscall6(SYS_process_vm_readv, pid, reinterpret_cast<long>(&local), 1,
+                                      reinterpret_cast<long>(&remote), 1, 0)
+                        : 0;
+      if (r <= 0)
+        eof = true;
+      else
+        have += static_cast<size_t>(r);
+    }
+    if (have == 0) break;
+    size_t off = 0;
+    while (off < have && (eof || have - off >= 16)) {
+      x::Insn in = x::Decode(buf + off, have - off);
+      size_t step = in.length > 0 ? static_cast<size_t>(in.length) : 1;
+      count += in.syscall;
+      off += step;
+    }
+    std::memmove(buf, buf + off, have - off);
+    have -= off;
+    done += static_cast<long>(off);
+    if (eof && have == 0) break;
   }
   return count;
 }
 
 namespace {
 
-// The file an object was loaded from: its identity for the cache.
+// An object's identity for the cache: its build ID and layout. False: not to be cached.
 bool Identity(const Object& o, PatchObject* id) {
-  struct stat st;
-  const char* path = o.name[0] != 0 ? o.name : "/proc/self/exe";
-  if (RawSyscall6(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(path),
-                  reinterpret_cast<long>(&st), 0) != 0)
-    return false;
-  id->dev = st.st_dev;
-  id->ino = st.st_ino;
-  id->size = static_cast<uint64_t>(st.st_size);
-  id->mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+  if (o.build_id == nullptr) return false;
+  std::memcpy(id->build_id, o.build_id, o.build_id_len);
+  id->build_id_len = o.build_id_len;
+  id->map_size = o.map_hi - o.map_lo;
+  id->text_lo = o.lo - o.map_lo;
+  id->text_hi = o.hi - o.map_lo;
   return true;
 }
 
-bool SameFile(const PatchObject& a, const PatchObject& b) {
-  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+bool SameObject(const PatchObject& a, const PatchObject& b) {
+  return a.build_id_len == b.build_id_len &&
+         std::memcmp(a.build_id, b.build_id, a.build_id_len) == 0 && a.map_size == b.map_size &&
+         a.text_lo == b.text_lo && a.text_hi == b.text_hi;
+}
+
+// FNV-1a of the bytes a site overwrites and of its syscall instruction.
+uint32_t SiteSum(const Site& s) {
+  uint32_t h = 2166136261u;
+  auto mix = [&](uintptr_t lo, uintptr_t hi) {
+    for (uintptr_t a = lo; a < hi; ++a) h = (h ^ *reinterpret_cast<const uint8_t*>(a)) * 16777619u;
+  };
+  mix(s.from, s.to);
+  mix(s.at, s.at + 2);
+  return h;
 }
 
 // Decodes one object: its sites are appended to plan. False (and why) when the process must
 // keep dispatch because of it.
 bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len) {
+  g_ntargets = -2;  // swept at the first candidate
   for (int i = 0; i < o.nseg; ++i) {
     const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
     size_t n = o.seg[i].hi - o.seg[i].lo;
@@ -711,6 +853,7 @@ bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len) {
       const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
       if (q == nullptr) break;
       if (q[1] == 0x05) {
+        if (g_ntargets == -2) SweepTargets(o);
         PlanCandidate(o, reinterpret_cast<uintptr_t>(q), plan);
         if (!plan->ok) {
           snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",
@@ -744,11 +887,13 @@ void Publish(SharedState* sh, const PatchObject& id, const Object& o, const Plan
       p.at = static_cast<uint32_t>(s.at - o.map_lo);
       p.to = static_cast<uint32_t>(s.to - o.map_lo);
       p.keeps_syscall = s.keeps_syscall;
+      p.sum = SiteSum(s);
     }
-    e.dev = id.dev;
-    e.ino = id.ino;
-    e.size = id.size;
-    e.mtime_ns = id.mtime_ns;
+    std::memcpy(e.build_id, id.build_id, sizeof(e.build_id));
+    e.build_id_len = id.build_id_len;
+    e.map_size = id.map_size;
+    e.text_lo = id.text_lo;
+    e.text_hi = id.text_hi;
     e.first = at;
     e.count = static_cast<uint32_t>(count);
     e.skipped = static_cast<uint32_t>(skipped);
@@ -762,19 +907,31 @@ void Publish(SharedState* sh, const PatchObject& id, const Object& o, const Plan
 // A published decoding of the object's file, or nullptr.
 const PatchObject* Lookup(SharedState* sh, const PatchObject& id) {
   for (const auto& e : sh->patch.object)
-    if (e.state.load(std::memory_order_acquire) == 2 && SameFile(e, id)) return &e;
+    if (e.state.load(std::memory_order_acquire) == 2 && SameObject(e, id)) return &e;
   return nullptr;
 }
 
-// The sites of a published decoding, as a plan for this process's copy of the object.
-void FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan* plan) {
-  for (uint32_t i = 0; i < e.count && plan->nsite < kMaxSites; ++i) {
+// The sites of a published decoding, as a plan for this process's copy of the object. False
+// when a site does not match this copy's bytes (then the object is decoded here).
+bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan* plan) {
+  int first = plan->nsite;
+  if (e.count > kPatchSites || e.first > kPatchSites - e.count ||
+      static_cast<uint32_t>(kMaxSites - plan->nsite) < e.count)
+    return false;
+  for (uint32_t i = 0; i < e.count; ++i) {
     const PatchSite& p = c.site[e.first + i];
     Site s{};
     s.from = o.map_lo + p.from;
     s.at = o.map_lo + p.at;
     s.to = o.map_lo + p.to;
     s.keeps_syscall = p.keeps_syscall != 0;
+    bool inside = s.from <= s.at && s.at + 2 <= s.to && s.to - s.from <= 30 &&
+                  InSegs(o, s.from, s.to - s.from);
+    if (!inside || *reinterpret_cast<const uint8_t*>(s.at) != 0x0f ||
+        *reinterpret_cast<const uint8_t*>(s.at + 1) != 0x05 || SiteSum(s) != p.sum) {
+      plan->nsite = first;
+      return false;
+    }
     s.nbefore = static_cast<uint8_t>(s.at - s.from);
     s.nafter = static_cast<uint8_t>(s.to - (s.at + 2));
     std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
@@ -782,6 +939,7 @@ void FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan*
     plan->site[plan->nsite++] = s;
   }
   plan->skipped += static_cast<int>(e.skipped);
+  return true;
 }
 
 }  // namespace
@@ -793,6 +951,20 @@ bool PatchInstall(char* why, size_t why_len) {
   if (objs.overflow) {
     snprintf(why, why_len, "too many objects");
     return false;
+  }
+  // Code is rewritten only while no other thread can be running it: a thread of an earlier
+  // library's constructor, blocked in a call, would return into the middle of a new jump.
+  if (ProgramThreads() != 1) {
+    snprintf(why, why_len, "threads were started before the recorder (%d)", ProgramThreads());
+    return false;
+  }
+  // The entry's save area: xsave's size for the enabled state components (fxsave without it).
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d);
+  if ((c & (1u << 26)) && (c & (1u << 27))) {
+    __cpuid_count(0xd, 0, a, b, c, d);
+    iorr_xsave_size = b + 64;
+    iorr_have_xsave = 1;
   }
   SharedState* sh = Shared();
   Plan& plan = g_plan;  // (not cleared as a whole: its pages are touched only as sites fill it)
@@ -807,13 +979,12 @@ bool PatchInstall(char* why, size_t why_len) {
     PatchObject id{};
     bool known = sh != nullptr && Identity(o, &id);
     const PatchObject* e = known ? Lookup(sh, id) : nullptr;
-    if (e != nullptr) {
-      if (!e->patchable) {
-        snprintf(why, why_len, "%s", e->why);
-        return false;
-      }
-      FromCache(sh->patch, *e, o, &plan);
-    } else {
+    if (e != nullptr && !e->patchable) {
+      snprintf(why, why_len, "%s", e->why);
+      return false;
+    }
+    if (e == nullptr || !FromCache(sh->patch, *e, o, &plan)) {
+      known = known && e == nullptr;  // (a decoding that did not match is not published again)
       int skipped_before = plan.skipped;
       bool ok = PlanObject(o, &plan, why, why_len);
       if (known)
@@ -825,8 +996,11 @@ bool PatchInstall(char* why, size_t why_len) {
   }
   for (int k = 0; k < objs.n; ++k) {
     if (!Apply(objs.o[k], plan, first[k], count[k])) {
-      snprintf(why, why_len, "cannot rewrite %s", objs.o[k].name);
-      return false;  // (a half-patched object still records: its stubs are complete)
+      // The objects rewritten before it keep their stubs, which record as dispatch would
+      // (CaughtCall keeps SIGSYS unblocked once dispatch is installed).
+      snprintf(why, why_len, "cannot rewrite %s",
+               objs.o[k].name[0] ? objs.o[k].name : "the program");
+      return false;
     }
   }
   g_patched = true;

@@ -986,13 +986,13 @@ void NoteEscapes(CallId call, const long* k, long ret) {
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   } else if (call == CallId::mmap && ret >= 0 && (k[2] & PROT_EXEC) &&
              static_cast<int>(k[4]) >= 0 && (k[3] & MAP_DENYWRITE) && PatchEnabled()) {
-    // Code loaded after start-up (dlopen: the loader maps segments with MAP_DENYWRITE, and
-    // never past the file's end, which would be SIGBUS here) with system call instructions of
-    // its own: its sites were not rewritten (dispatch would have caught them).
-    int n = PatchCountCandidates(ret, k[1]);
+    // Code loaded after start-up (dlopen: the loader maps segments with MAP_DENYWRITE) with
+    // system call instructions of its own: its sites were not rewritten (dispatch would have
+    // caught them).
+    int n = PatchCountSyscalls(ret, k[1]);
     if (n > 0) {
       snprintf(note, sizeof(note),
-               "escape %u: code mapped from fd %d after start-up holds %d possible system call "
+               "escape %u: code mapped from fd %d after start-up holds %d system call "
                "instructions: calls made there are not recorded",
                pid, static_cast<int>(k[4]), n);
       WriteNote(note);
@@ -1573,6 +1573,12 @@ int& CurrentLockFd() {
   return t_state ? t_state->vm_lock_fd : (none = -1);
 }
 SharedState* Shared() { return g_shared; }
+
+int ProgramThreads() {
+  return g_nptl_nthreads != nullptr
+             ? static_cast<int>(__atomic_load_n(g_nptl_nthreads, __ATOMIC_SEQ_CST))
+             : -1;
+}
 
 bool IsOwnFd(long fd) {
   int lock = CurrentLockFd();

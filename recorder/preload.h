@@ -84,9 +84,12 @@ bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wr
 bool PatchInstall(char* why, size_t why_len);
 struct SharedState;
 SharedState* Shared();  // the recording's shared state (protocol.h)
+// The threads glibc counts (pthread_create's; the library's writer is not counted), -1: unknown.
+int ProgramThreads();
 bool PatchEnabled();
-// The bytes 0f 05 (syscall) in [addr, addr + len): code mapped after start-up is checked.
-int PatchCountCandidates(long addr, long len);
+// The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
+// the loader maps after start-up is checked).
+int PatchCountSyscalls(long addr, long len);
 // PTRACE_TRACEME succeeded (or the image before exec was traced): this thread stops trapping
 // and no thread or child of this process is armed again; exec hands it on (IORR_TRACED).
 void DispatchBecomeTracee();

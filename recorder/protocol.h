@@ -56,24 +56,28 @@ struct ThreadSlot {
 // be freed (see the library's Watermark).
 
 // What the library learned of a loaded object's system call sites (recorder/patch.cc), so that
-// only the first process of a recording to load an object decodes it. Sites are offsets from
-// the object's load address. An entry is claimed by moving state 0 -> 1 and published with 2;
-// a process that finds an entry being filled decodes the object itself.
+// only the first process of a recording to load an object decodes it. An object is known by
+// its build ID and the layout of its segments; sites are offsets from its load address, with a
+// checksum of the bytes each one overwrites, checked before they are used (an object without a
+// build ID is decoded by every process). An entry is claimed by moving state 0 -> 1 and
+// published with 2; a process that finds an entry being filled decodes the object itself.
 inline constexpr uint32_t kPatchObjects = 64;
 inline constexpr uint32_t kPatchSites = 8192;
 struct PatchSite {
   uint32_t from, at, to;  // the bytes overwritten [from, to), the syscall at `at`
+  uint32_t sum;           // checksum of the bytes [from, to) and the two at `at`
   uint8_t keeps_syscall;
   uint8_t reserved[3];
 };
 struct PatchObject {
   std::atomic<uint32_t> state;  // 0: free, 1: being filled, 2: ready
   uint32_t patchable;           // 0: the process must keep dispatch (why says why)
-  uint64_t dev, ino, size;
-  int64_t mtime_ns;
-  uint32_t first, count;  // its sites in PatchCache::site
-  uint32_t skipped;       // system calls of no interest, left alone
-  char why[92];
+  uint8_t build_id[32];
+  uint32_t build_id_len;
+  uint32_t skipped;                     // system calls of no interest, left alone
+  uint64_t map_size, text_lo, text_hi;  // the layout: all segments, the executable span
+  uint32_t first, count;                // its sites in PatchCache::site
+  char why[88];
 };
 struct PatchCache {
   std::atomic<uint32_t> next_site;

@@ -1627,5 +1627,63 @@ else
   echo "skip: raw syscall cases: no C compiler"
 fi
 
+# Patched sites under hard conditions (each found by review; tests/recorder/patch/).
+p=$src/patch
+# A thread started by an earlier library's constructor, blocked in read(): no rewriting under
+# it (dispatch instead), and the program's output is its own.
+if cc -shared -fPIC -pthread "$p/early_thread_lib.c" -o libearly.so 2> /dev/null &&
+  cc -pthread "$p/early_thread_main.c" -L. -learly -Wl,-rpath,"$work" -o early_main 2> /dev/null; then
+  ./early_main > early.want 2>&1
+  timeout 60 "$iorr" record -q -o early.iorr -- ./early_main > early.out 2>&1
+  st=$?
+  if [[ $st -ne 0 ]] || ! cmp -s early.want early.out; then
+    fail "thread started before the recorder: status $st, '$(tr '\n' ' ' < early.out)'"
+  elif [[ ${IORR_PATCH:-} != 0 ]] && ! dump_has early.iorr 'not patched: threads were started before the recorder'; then
+    fail "thread started before the recorder: no note: $(grep capture early.iorr.txt)"
+  else
+    ok "thread started before the recorder: output as unrecorded"
+  fi
+fi
+# A program started through the loader (/proc/self/exe is then the loader): its sites and the
+# loader's are told apart, and the loader's calls in a later dlopen are recorded.
+if cc -O1 -pthread "$p/dlopen_late.c" -o dlopen_late -ldl 2> /dev/null &&
+  cc -shared -fPIC -Wl,-z,noseparate-code "$p/big_lib.c" -o libbig.so 2> /dev/null; then
+  ldso=$(ls /lib64/ld-linux-x86-64.so.2 2> /dev/null)
+  timeout 60 "$iorr" record -q -o ldso.iorr -- sh -c \
+    "/bin/true; $ldso /bin/cat /etc/hostname; $ldso ./dlopen_late $work/libbig.so" > ldso.out 2>&1
+  st=$?
+  want="$(cat /etc/hostname; printf 'dlopen ok\nlibz ok\n')"
+  if [[ $st -ne 0 || $(cat ldso.out) != "$want" ]]; then
+    fail "programs run by the loader: status $st, '$(tr '\n' ' ' < ldso.out)'"
+  elif ! dump_has ldso.iorr 'openat(AT_FDCWD, "/lib/x86_64-linux-gnu/libz.so.1"'; then
+    fail "programs run by the loader: the dlopen's openat is missing"
+  elif grep -q 'after start-up holds' ldso.iorr.txt; then
+    fail "programs run by the loader: an escape noted for code without system calls: $(grep 'after start-up' ldso.iorr.txt | head -n 1)"
+  else
+    ok "programs run by the loader, a library mapped past its file's end, libgcc_s: as unrecorded, dlopen recorded"
+  fi
+fi
+# pthread_cancel of a thread blocked in read(): its C++ destructor runs.
+if c++ -O1 -pthread "$p/cancel_destructor.cc" -o cancel_destructor 2> /dev/null; then
+  timeout 60 "$iorr" record -q -o cancel.iorr -- ./cancel_destructor > cancel.out 2>&1
+  st=$?
+  if [[ $st -ne 0 ]] || [[ $(cat cancel.out) != "$(printf 'destructor ran\njoined, cancelled=1')" ]]; then
+    fail "cancelled thread: status $st, '$(tr '\n' ' ' < cancel.out)'"
+  else
+    ok "cancelled thread: its destructor ran"
+  fi
+fi
+# The extended registers across a raw system call (ymm16: AVX-512).
+if grep -qw avx512vl /proc/cpuinfo && cc -O1 -mavx512f -mavx512vl "$p/vector_regs.c" -o vector_regs 2> /dev/null; then
+  timeout 60 "$iorr" record -q -o vec.iorr -- ./vector_regs > vec.out 2>&1
+  if [[ $(cat vec.out) == "ymm16 kept"* ]] && dump_has vec.iorr 'openat(AT_FDCWD, "/etc/hostname"'; then
+    ok "ymm16 kept across a recorded raw call"
+  else
+    fail "vector registers: '$(cat vec.out)'"
+  fi
+else
+  echo "skip: vector register case: no AVX-512"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -416,15 +416,54 @@ struct Decoded {
 };
 Decoded g_dec;  // only the constructor's thread uses it
 
-// Every direct branch target of the object being planned, sorted: a window must not be entered
-// from anywhere, a function's cold part included (a linear sweep of the executable segments;
-// where it goes out of step it adds targets that are not real, which only forbids more).
-constexpr int kMaxTargets = 1 << 19;
-uintptr_t g_targets[kMaxTargets];
-int g_ntargets = -1;  // -1: not swept (too many: every window is refused)
+// Every direct branch target of the object being planned, as a bitmap over its executable
+// span: a window must not be entered from anywhere, a function's cold part included (a linear
+// sweep of the executable segments; where it goes out of step it marks targets that are not
+// real, which only forbids more).
+uint64_t* g_targets = nullptr;  // mmap'd per object, bit (a - lo); then the instruction starts
+uintptr_t g_targets_lo = 0, g_targets_hi = 0;
+size_t g_words = 0;  // of each bitmap
+int g_targets_state = 0;  // 0: not swept, 1: swept, -1: no memory (every window is refused)
+
+void Mark(uint64_t* map, uintptr_t a) {
+  uintptr_t bit = a - g_targets_lo;
+  map[bit / 64] |= uint64_t{1} << (bit % 64);
+}
+bool Marked(const uint64_t* map, uintptr_t a) {
+  if (a < g_targets_lo || a >= g_targets_hi) return false;
+  uintptr_t bit = a - g_targets_lo;
+  return (map[bit / 64] >> (bit % 64)) & 1;
+}
+// The object's linear sweep starts an instruction at a.
+bool IsStart(uintptr_t a) { return g_targets_state == 1 && Marked(g_targets + g_words, a); }
+// Every branch target in [lo, hi) is an instruction start of the sweep.
+bool TargetsAreStarts(uintptr_t lo, uintptr_t hi) {
+  for (uintptr_t a = lo; a < hi; ++a)
+    if (Marked(g_targets, a) && !Marked(g_targets + g_words, a)) return false;
+  return true;
+}
+size_t g_targets_bytes = 0;
+
+void FreeTargets() {
+  if (g_targets != nullptr)
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(g_targets), static_cast<long>(g_targets_bytes));
+  g_targets = nullptr;
+  g_targets_state = 0;
+}
 
 void SweepTargets(const Object& o) {
-  g_ntargets = 0;
+  g_targets_lo = o.lo;
+  g_targets_hi = o.hi;
+  g_words = (o.hi - o.lo) / 64 + 1;
+  g_targets_bytes = (2 * g_words * 8 + 4095) & ~size_t{4095};  // targets, then starts
+  long m = RawSyscall6(SYS_mmap, 0, static_cast<long>(g_targets_bytes), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m < 0 && m > -4096) {
+    g_targets_state = -1;
+    return;
+  }
+  g_targets = reinterpret_cast<uint64_t*>(m);
+  g_targets_state = 1;
   for (int i = 0; i < o.nseg; ++i) {
     for (uintptr_t pc = o.seg[i].lo; pc < o.seg[i].hi;) {
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), o.seg[i].hi - pc);
@@ -432,25 +471,27 @@ void SweepTargets(const Object& o) {
         ++pc;
         continue;
       }
-      if (in.branch) {
-        if (g_ntargets == kMaxTargets) {
-          g_ntargets = -1;
-          return;
-        }
-        g_targets[g_ntargets++] =
-            pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
-      }
+      Mark(g_targets + g_words, pc);
       pc += static_cast<uintptr_t>(in.length);
+      if (!in.branch) continue;
+      uintptr_t t = pc + static_cast<uintptr_t>(in.rel);
+      if (t >= g_targets_lo && t < g_targets_hi) {
+        uintptr_t bit = t - g_targets_lo;
+        g_targets[bit / 64] |= uint64_t{1} << (bit % 64);
+      }
     }
   }
-  std::sort(g_targets, g_targets + g_ntargets);
 }
 
 // Whether a branch anywhere in the object lands in [lo, hi).
 bool Entered(uintptr_t lo, uintptr_t hi) {
-  if (g_ntargets < 0) return true;
-  const uintptr_t* p = std::lower_bound(g_targets, g_targets + g_ntargets, lo);
-  return p != g_targets + g_ntargets && *p < hi;
+  if (g_targets_state != 1) return true;
+  for (uintptr_t a = lo; a < hi; ++a) {
+    if (a < g_targets_lo || a >= g_targets_hi) continue;
+    uintptr_t bit = a - g_targets_lo;
+    if (g_targets[bit / 64] & (uint64_t{1} << (bit % 64))) return true;
+  }
+  return false;
 }
 
 void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
@@ -463,55 +504,91 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
   int n = 0, nbr = 0, at = -1;
   bool inside = false;  // the bytes are inside another instruction: not a system call
   long nr = -1;         // the call's number when an instruction just before sets %eax/%rax to it
-  for (uintptr_t pc = fs; pc < fe;) {
-    x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
-    if (in.length == 0) {
-      Fail(plan, "cannot decode its function", pc);
+  auto number_of = [](const x::Insn& in, uintptr_t pc) -> long {  // mov $nr, %eax / %rax
+    const auto* b = reinterpret_cast<const uint8_t*>(pc);
+    if (in.mov_eax_imm) return in.imm;
+    if (in.length == 7 && b[0] == 0x48 && b[1] == 0xc7 && b[2] == 0xc0) {
+      int32_t v;
+      std::memcpy(&v, b + 3, 4);
+      return v;
+    }
+    return -1;
+  };
+  if (IsStart(fs)) {
+    // The object's sweep is in step at the start of the function: a sweep of the function
+    // would find the same instructions. Only the few around the candidate are decoded again.
+    if (!TargetsAreStarts(fs, fe)) {
+      Fail(plan, "a branch lands inside an instruction", fs);
       return;
     }
-    if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
-      Fail(plan, "function too large", pc);
-      return;
+    if (!IsStart(cand)) return;  // bytes of another instruction
+    uintptr_t before[3];
+    int nbefore = 0;
+    for (uintptr_t a = cand; a > fs && a + 45 > cand && nbefore < 3;)
+      if (IsStart(--a)) before[nbefore++] = a;
+    uintptr_t list[6];
+    for (int i = nbefore - 1; i >= 0; --i) list[n++] = before[i];
+    at = n;
+    list[n++] = cand;
+    uintptr_t pc = cand;
+    for (int k = 0; k < 3 && pc < fe; ++k) {  // the syscall and the 2 after it
+      x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
+      if (in.length == 0) break;
+      if (k > 0) list[n++] = pc;
+      pc += static_cast<uintptr_t>(in.length);
     }
-    if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
-    if (in.branch)
-      d.branch[nbr++] = pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
-    if (pc == cand) at = n;
-    if (at < 0) {  // the last write of %eax before the syscall, if it is a mov of a constant
-      const auto* b = reinterpret_cast<const uint8_t*>(pc);
-      if (in.mov_eax_imm) {
-        nr = in.imm;
-      } else if (in.length == 7 && b[0] == 0x48 && b[1] == 0xc7 && b[2] == 0xc0) {
-        int32_t v;
-        std::memcpy(&v, b + 3, 4);
-        nr = v;
-      } else {
-        nr = -1;
+    for (int i = 0; i < n; ++i) {
+      x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(list[i]), fe - list[i]);
+      if (in.length == 0 ||
+          (i + 1 < n && list[i] + static_cast<uintptr_t>(in.length) != list[i + 1])) {
+        Fail(plan, "cannot decode its function", list[i]);
+        return;
       }
+      d.off[i] = static_cast<uint32_t>(list[i] - fs);
+      d.len[i] = static_cast<uint8_t>(in.length);
+      d.movable[i] = !in.branch && !in.rip_relative && !in.ends_flow;
+      if (i == at - 1) nr = number_of(in, list[i]);
     }
-    d.off[n] = static_cast<uint32_t>(pc - fs);
-    d.len[n] = static_cast<uint8_t>(in.length);
-    d.movable[n] = !in.branch && !in.rip_relative && !in.ends_flow;
-    ++n;
-    pc += static_cast<uintptr_t>(in.length);
-  }
-  // A sweep that went out of step would show: every branch inside the swept code lands on the
-  // start of an instruction.
-  for (int i = 0; i < nbr; ++i) {
-    uintptr_t t = d.branch[i];
-    if (t < fs || t >= fe) continue;
-    uint32_t off = static_cast<uint32_t>(t - fs);
-    int lo = 0, hi = n;
-    while (hi - lo > 1) {
-      int mid = (lo + hi) / 2;
-      if (d.off[mid] <= off)
-        lo = mid;
-      else
-        hi = mid;
+  } else {
+    for (uintptr_t pc = fs; pc < fe;) {
+      x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
+      if (in.length == 0) {
+        Fail(plan, "cannot decode its function", pc);
+        return;
+      }
+      if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
+        Fail(plan, "function too large", pc);
+        return;
+      }
+      if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
+      if (in.branch)
+        d.branch[nbr++] = pc + static_cast<uintptr_t>(in.length) + static_cast<uintptr_t>(in.rel);
+      if (pc == cand) at = n;
+      if (at < 0) nr = number_of(in, pc);  // the instruction just before the syscall
+      d.off[n] = static_cast<uint32_t>(pc - fs);
+      d.len[n] = static_cast<uint8_t>(in.length);
+      d.movable[n] = !in.branch && !in.rip_relative && !in.ends_flow;
+      ++n;
+      pc += static_cast<uintptr_t>(in.length);
     }
-    if (d.off[lo] != off) {
-      Fail(plan, "a branch lands inside an instruction", t);
-      return;
+    // A sweep that went out of step would show: every branch inside the swept code lands on the
+    // start of an instruction.
+    for (int i = 0; i < nbr; ++i) {
+      uintptr_t t = d.branch[i];
+      if (t < fs || t >= fe) continue;
+      uint32_t off = static_cast<uint32_t>(t - fs);
+      int lo = 0, hi = n;
+      while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (d.off[mid] <= off)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      if (d.off[lo] != off) {
+        Fail(plan, "a branch lands inside an instruction", t);
+        return;
+      }
     }
   }
   if (at < 0 || inside) return;  // not an instruction: bytes of others
@@ -845,7 +922,10 @@ uint32_t SiteSum(const Site& s) {
 // Decodes one object: its sites are appended to plan. False (and why) when the process must
 // keep dispatch because of it.
 bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len) {
-  g_ntargets = -2;  // swept at the first candidate
+  FreeTargets();  // swept at the first candidate
+  struct Done {
+    ~Done() { FreeTargets(); }
+  } done;
   for (int i = 0; i < o.nseg; ++i) {
     const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
     size_t n = o.seg[i].hi - o.seg[i].lo;
@@ -853,7 +933,7 @@ bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len) {
       const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
       if (q == nullptr) break;
       if (q[1] == 0x05) {
-        if (g_ntargets == -2) SweepTargets(o);
+        if (g_targets_state == 0) SweepTargets(o);
         PlanCandidate(o, reinterpret_cast<uintptr_t>(q), plan);
         if (!plan->ok) {
           snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",

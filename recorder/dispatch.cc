@@ -491,6 +491,12 @@ void DispatchBecomeTracee() {
   t_selector = 0;
 }
 
+void DispatchDisarmThread() {
+  if (t_armed && g_enabled)
+    RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+  t_armed = true;  // the patched sites read the selector
+}
+
 bool DispatchInstall() {
   // Our handler for SIGSYS; remember what the program had.
   KSigaction old = {};

@@ -422,7 +422,7 @@ Decoded g_dec;  // only the constructor's thread uses it
 // real, which only forbids more).
 uint64_t* g_targets = nullptr;  // mmap'd per object, bit (a - lo); then the instruction starts
 uintptr_t g_targets_lo = 0, g_targets_hi = 0;
-size_t g_words = 0;  // of each bitmap
+size_t g_words = 0;       // of each bitmap
 int g_targets_state = 0;  // 0: not swept, 1: swept, -1: no memory (every window is refused)
 
 void Mark(uint64_t* map, uintptr_t a) {

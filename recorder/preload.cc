@@ -230,6 +230,11 @@ thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  //
 // This task is a vfork child running on its parent's memory and thread-local storage (see
 // VforkChild); t_state is then its own, not the parent thread's.
 thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
+// Dispatch now, patched sites after g_patch_after calls of a thread (IORR_PATCH_AFTER; see
+// PatchLater).
+int g_patch_after = 4096;
+bool g_patch_pending = false;
+thread_local int32_t t_patch_countdown __attribute__((tls_model("initial-exec"))) = 4096;
 
 // The saves around vfork (see the vfork section at the end).
 struct VforkSave {
@@ -1362,21 +1367,31 @@ __attribute__((constructor(102))) void Init() {
     DispatchBecomeTracee();
     NoteTracee();
   } else if (dispatch == nullptr || strcmp(dispatch, "0") != 0) {
-    // Patched sites where the process's code allows it (patch.cc), dispatch otherwise
-    // (IORR_PATCH=0: dispatch always, e.g. to compare the two).
+    // Dispatch, and patched sites (patch.cc) once the process has made IORR_PATCH_AFTER calls
+    // (PatchLater). IORR_PATCH=1: patched sites from the start; IORR_PATCH=0: dispatch only.
     const char* patch = getenv("IORR_PATCH");
+    const char* after = getenv("IORR_PATCH_AFTER");
+    if (after != nullptr && atoi(after) > 0) g_patch_after = atoi(after);
+    t_patch_countdown = g_patch_after;
+    bool never = patch != nullptr && strcmp(patch, "0") == 0;
+    bool now = patch != nullptr && strcmp(patch, "1") == 0;
     char why[256] = "";
     char note[320];
-    if ((patch == nullptr || strcmp(patch, "0") != 0) && PatchInstall(why, sizeof(why))) {
+    if (now && PatchInstall(why, sizeof(why))) {
       DispatchArmThread();
       snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
       WriteNote(note);
     } else if (DispatchInstall()) {
       DispatchArmThread();
+      g_patch_pending = !never && !now;
       if (why[0] != 0) {
         snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
         WriteNote(note);
       }
+    } else if (!never && !now && PatchInstall(why, sizeof(why))) {  // dispatch refused
+      DispatchArmThread();
+      snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
+      WriteNote(note);
     } else {
       WriteNote(
           "capture: PLT wrappers only (Syscall User Dispatch refused): libc-internal calls "
@@ -1499,6 +1514,31 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
   return true;
 }
 
+// Patched sites (patch.cc) once a process has shown it makes many calls: a short process keeps
+// dispatch, whose set-up costs nothing, and never pays for rewriting (about 0.2 ms, and the
+// decoding of libc by the first process of a recording to get there).
+
+void PatchLater() {
+  if (!g_patch_pending || DispatchTracee()) return;
+  // Not in a vfork child (the parent's memory), nor inside a trapped call (which may be the
+  // loader's, holding its lock), nor under other threads: try again later.
+  if (t_vm_child || t_in_handler || ProgramThreads() != 1) {
+    t_patch_countdown = g_patch_after;
+    return;
+  }
+  g_patch_pending = false;
+  char why[256] = "";
+  char note[320];
+  if (PatchInstall(why, sizeof(why))) {
+    DispatchDisarmThread();
+    snprintf(note, sizeof(note), "capture: patched system call sites after %d calls (%s)",
+             g_patch_after, why);
+  } else {
+    snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
+  }
+  WriteNote(note);
+}
+
 void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   if (!c->on) return;
   t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
@@ -1525,6 +1565,7 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) {
     StartWriter();
   }
+  if (__builtin_expect(--t_patch_countdown == 0, 0)) PatchLater();
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;

@@ -87,6 +87,8 @@ SharedState* Shared();  // the recording's shared state (protocol.h)
 // The threads glibc counts (pthread_create's; the library's writer is not counted), -1: unknown.
 int ProgramThreads();
 bool PatchEnabled();
+// The calling thread stops trapping (its code was just patched; the selector goes on).
+void DispatchDisarmThread();
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

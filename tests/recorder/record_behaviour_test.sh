@@ -1597,7 +1597,7 @@ if cc -O2 "$src/raw_syscalls.c" -o raw_syscalls 2> /dev/null &&
   cc -O2 -DODD_SITE "$src/raw_syscalls.c" -o raw_syscalls_odd 2> /dev/null; then
   for mode in patched dispatch fallback; do
     prog=./raw_syscalls
-    envs=()
+    envs=(IORR_PATCH=1)  # patched from the start (else only after IORR_PATCH_AFTER calls)
     [[ $mode == dispatch ]] && envs=(IORR_PATCH=0)
     [[ $mode == fallback ]] && prog=./raw_syscalls_odd
     rm -f raw.$mode
@@ -1627,6 +1627,18 @@ else
   echo "skip: raw syscall cases: no C compiler"
 fi
 
+# Dispatch first, patched sites once a process has made IORR_PATCH_AFTER calls (4096 unless
+# set): every call of a long run is recorded across the switch.
+timeout 60 "$iorr" record -q -o switch.iorr -- dd if=/dev/zero of=/dev/null bs=1 count=10000 2> /dev/null
+n=$(events switch.iorr)
+if [[ ${n:-0} -lt 20000 ]]; then
+  fail "switch to patched sites: $n events, 20000 reads and writes expected"
+elif [[ ${IORR_PATCH:-} == "" ]] && ! dump_has switch.iorr 'capture: patched system call sites after'; then
+  fail "switch to patched sites: no note: $(grep capture switch.iorr.txt)"
+else
+  ok "switch to patched sites: $n events$(grep -o 'patched system call sites after [0-9]* calls' switch.iorr.txt | sed 's/^/, /')"
+fi
+
 # Patched sites under hard conditions (each found by review; tests/recorder/patch/).
 p=$src/patch
 # A thread started by an earlier library's constructor, blocked in read(): no rewriting under
@@ -1634,7 +1646,7 @@ p=$src/patch
 if cc -shared -fPIC -pthread "$p/early_thread_lib.c" -o libearly.so 2> /dev/null &&
   cc -pthread "$p/early_thread_main.c" -L. -learly -Wl,-rpath,"$work" -o early_main 2> /dev/null; then
   ./early_main > early.want 2>&1
-  timeout 60 "$iorr" record -q -o early.iorr -- ./early_main > early.out 2>&1
+  IORR_PATCH=${IORR_PATCH:-1} timeout 60 "$iorr" record -q -o early.iorr -- ./early_main > early.out 2>&1
   st=$?
   if [[ $st -ne 0 ]] || ! cmp -s early.want early.out; then
     fail "thread started before the recorder: status $st, '$(tr '\n' ' ' < early.out)'"

@@ -29,8 +29,10 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "recorder/patch_plan.h"
 #include "recorder/protocol.h"
 #include "tools/iorr/cli.h"
 #include "traces/encoder.h"
@@ -658,6 +660,16 @@ int Run(const Options& o) {
   if (child < 0) {
     ::close(err_pipe[0]);
     Fail("fork: " + ErrnoText(fork_errno));
+  }
+  // While the program starts: libc's and the loader's system call sites, decoded here once for
+  // the whole recording (recorder/patch_plan.h), which its processes would otherwise decode
+  // themselves when they switch to patched sites (6 ms).
+  {
+    const char* patch = getenv("IORR_PATCH");
+    const char* dispatch = getenv("IORR_DISPATCH");
+    // On a thread of its own: a program that ends sooner does not wait for it.
+    if (!(patch && std::string(patch) == "0") && !(dispatch && std::string(dispatch) == "0"))
+      std::thread([shared] { rec::patch::PrePlan(shared); }).detach();
   }
   int exec_errno = 0;
   for (;;) {

@@ -526,13 +526,13 @@ bool DispatchInstall() {
   return true;
 }
 
-void DispatchArmThread() {
+bool DispatchArmThread() {
   if (PatchEnabled() && !g_tracee) {  // the patched sites read the selector; no kernel state
     t_selector = 1;
     t_armed = true;
-    return;
+    return true;
   }
-  if (!g_enabled || g_tracee) return;
+  if (!g_enabled || g_tracee) return false;
   uint64_t unblock = SigBit(SIGSYS);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
   t_selector = 1;  // BLOCK
@@ -541,6 +541,7 @@ void DispatchArmThread() {
                        reinterpret_cast<long>(&t_selector));
   t_armed = r == 0;
   if (!t_armed) t_selector = 0;
+  return t_armed;
 }
 
 }  // namespace iorr::recorder

@@ -269,26 +269,36 @@ bool Apply(const Object& o, const Plan& plan, int first, int count) {
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(size));
     return false;
   }
-  uintptr_t page_lo = o.lo & ~uintptr_t{4095}, page_hi = (o.hi + 4095) & ~uintptr_t{4095};
-  if (RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
-                  PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-    return false;
-  for (int i = 0; i < count; ++i) {
-    const Site& s = plan.site[first + i];
-    auto* at = reinterpret_cast<uint8_t*>(s.from);
-    uintptr_t stub = reinterpret_cast<uintptr_t>(mem + static_cast<size_t>(i) * kStubSize);
-    int32_t rel = 0;
-    Rel32(s.from + 5, stub, &rel);  // in reach: checked above
-    uint8_t jmp[5] = {0xe9};
-    std::memcpy(jmp + 1, &rel, 4);
-    std::memcpy(at, jmp, 5);
-    // What is left of the overwritten instructions (a syscall's own bytes stay when the jump
-    // covers the instruction before it alone): int3, never reached.
-    uintptr_t end = s.keeps_syscall ? s.at : s.to;
-    for (uintptr_t b = s.from + 5; b < end; ++b) *reinterpret_cast<uint8_t*>(b) = 0xcc;
+  // Each executable segment on its own (what lies between two of them may be data, which must
+  // not become executable or read-only): writable for the rewriting, then as it was.
+  for (int g = 0; g < o.nseg; ++g) {
+    uintptr_t page_lo = o.seg[g].lo & ~uintptr_t{4095};
+    uintptr_t page_hi = (o.seg[g].hi + 4095) & ~uintptr_t{4095};
+    bool any = false;
+    for (int i = 0; i < count && !any; ++i)
+      any = plan.site[first + i].from >= o.seg[g].lo && plan.site[first + i].to <= o.seg[g].hi;
+    if (!any) continue;
+    if (RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
+                    PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+      return false;
+    for (int i = 0; i < count; ++i) {
+      const Site& s = plan.site[first + i];
+      if (s.from < o.seg[g].lo || s.to > o.seg[g].hi) continue;
+      auto* at = reinterpret_cast<uint8_t*>(s.from);
+      uintptr_t stub = reinterpret_cast<uintptr_t>(mem + static_cast<size_t>(i) * kStubSize);
+      int32_t rel = 0;
+      Rel32(s.from + 5, stub, &rel);  // in reach: checked above
+      uint8_t jmp[5] = {0xe9};
+      std::memcpy(jmp + 1, &rel, 4);
+      std::memcpy(at, jmp, 5);
+      // What is left of the overwritten instructions (a syscall's own bytes stay when the
+      // jump covers instructions before it): int3, never reached.
+      uintptr_t end = s.keeps_syscall ? s.at : s.to;
+      for (uintptr_t b = s.from + 5; b < end; ++b) *reinterpret_cast<uint8_t*>(b) = 0xcc;
+    }
+    RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
+                PROT_READ | PROT_EXEC);
   }
-  RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
-              PROT_READ | PROT_EXEC);
   return true;
 }
 

@@ -273,6 +273,8 @@ bool Marked(const uint64_t* map, uintptr_t a) {
 }
 // The object's linear sweep starts an instruction at a.
 bool IsStart(uintptr_t a) { return g_targets_state == 1 && Marked(g_targets + g_words, a); }
+// Whether the sweep decoded every byte: else only its branch targets are used.
+bool g_targets_in_step = true;
 // Every branch target in [lo, hi) is an instruction start of the sweep.
 bool TargetsAreStarts(uintptr_t lo, uintptr_t hi) {
   for (uintptr_t a = lo; a < hi; ++a)
@@ -301,10 +303,12 @@ void SweepTargets(const Object& o) {
   }
   g_targets = reinterpret_cast<uint64_t*>(m);
   g_targets_state = 1;
+  g_targets_in_step = true;
   for (int i = 0; i < o.nseg; ++i) {
     for (uintptr_t pc = o.seg[i].lo; pc < o.seg[i].hi;) {
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), o.seg[i].hi - pc);
-      if (in.length == 0) {
+      if (in.length == 0) {  // out of step somewhere: each function is swept on its own
+        g_targets_in_step = false;
         ++pc;
         continue;
       }
@@ -351,7 +355,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     }
     return -1;
   };
-  if (IsStart(fs)) {
+  if (g_targets_in_step && IsStart(fs)) {
     // The object's sweep is in step at the start of the function: a sweep of the function
     // would find the same instructions. Only the few around the candidate are decoded again.
     if (!TargetsAreStarts(fs, fe)) {

@@ -234,7 +234,7 @@ thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
 // PatchLater).
 int g_patch_after = 4096;
 bool g_patch_pending = false;
-thread_local int32_t t_patch_countdown __attribute__((tls_model("initial-exec"))) = 4096;
+thread_local uint32_t t_patch_calls __attribute__((tls_model("initial-exec"))) = 0;
 
 // The saves around vfork (see the vfork section at the end).
 struct VforkSave {
@@ -997,7 +997,8 @@ void NoteEscapes(CallId call, const long* k, long ret) {
     int n = PatchCountSyscalls(ret, k[1]);
     if (n > 0) {
       snprintf(note, sizeof(note),
-               "escape %u: code mapped from fd %d after start-up holds %d system call "
+               "escape %u: code mapped from fd %d after the switch to patched sites holds %d "
+               "system call "
                "instructions: calls made there are not recorded",
                pid, static_cast<int>(k[4]), n);
       WriteNote(note);
@@ -1372,7 +1373,6 @@ __attribute__((constructor(102))) void Init() {
     const char* patch = getenv("IORR_PATCH");
     const char* after = getenv("IORR_PATCH_AFTER");
     if (after != nullptr && atoi(after) > 0) g_patch_after = atoi(after);
-    t_patch_countdown = g_patch_after;
     bool never = patch != nullptr && strcmp(patch, "0") == 0;
     bool now = patch != nullptr && strcmp(patch, "1") == 0;
     char why[256] = "";
@@ -1381,16 +1381,21 @@ __attribute__((constructor(102))) void Init() {
       DispatchArmThread();
       snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
       WriteNote(note);
-    } else if (DispatchInstall()) {
-      DispatchArmThread();
+    } else if (DispatchInstall() && DispatchArmThread()) {
       g_patch_pending = !never && !now;
-      if (why[0] != 0) {
+      if (why[0] != 0)
         snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
-        WriteNote(note);
-      }
+      else if (g_patch_pending)
+        snprintf(note, sizeof(note),
+                 "capture: Syscall User Dispatch (patched system call sites after %d calls)",
+                 g_patch_after);
+      else
+        snprintf(note, sizeof(note), "capture: Syscall User Dispatch");
+      WriteNote(note);
     } else if (!never && !now && PatchInstall(why, sizeof(why))) {  // dispatch refused
       DispatchArmThread();
-      snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
+      snprintf(note, sizeof(note),
+               "capture: patched system call sites (Syscall User Dispatch refused; %s)", why);
       WriteNote(note);
     } else {
       WriteNote(
@@ -1520,10 +1525,33 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
 
 void PatchLater() {
   if (!g_patch_pending || DispatchTracee()) return;
+  // Not while the program has a signal handler: this call may be inside one, and the context
+  // it interrupted may be inside a window about to be rewritten (a trapped call returns there,
+  // and a signal is delivered at any instruction). Such a program keeps dispatch.
+  for (int sig = 1; sig <= 64; ++sig) {
+    // (32 and 33 are glibc's own, for pthread_cancel and setuid in a process with other
+    // threads: with one thread, none can send them.)
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == 32 || sig == 33) continue;
+    struct {
+      void* handler;
+      unsigned long flags;
+      void* restorer;
+      uint64_t mask;
+    } act = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&act), 8) != 0) continue;
+    if (act.handler != nullptr && act.handler != reinterpret_cast<void*>(1)) {  // DFL, IGN
+      g_patch_pending = false;
+      char note[160];
+      snprintf(note, sizeof(note),
+               "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
+      WriteNote(note);
+      return;
+    }
+  }
   // Not in a vfork child (the parent's memory), nor inside a trapped call (which may be the
   // loader's, holding its lock), nor under other threads: try again later.
   if (t_vm_child || t_in_handler || ProgramThreads() != 1) {
-    t_patch_countdown = g_patch_after;
+    t_patch_calls = 0;
     return;
   }
   g_patch_pending = false;
@@ -1565,7 +1593,7 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) {
     StartWriter();
   }
-  if (__builtin_expect(--t_patch_countdown == 0, 0)) PatchLater();
+  if (__builtin_expect(++t_patch_calls == static_cast<uint32_t>(g_patch_after), 0)) PatchLater();
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;

@@ -75,8 +75,9 @@ inline void BlockSyscalls() {
 }
 // Per process: the SIGSYS handler, and our restorer under the program's existing handlers.
 bool DispatchInstall();
-// Per thread: arms dispatch (at start, in new threads, in a forked child).
-void DispatchArmThread();
+// Per thread: arms dispatch (at start, in new threads, in a forked child), or the selector of
+// patched sites. False: nothing armed (dispatch refused by the kernel or a seccomp filter).
+bool DispatchArmThread();
 bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wrappers
 // Patched system call sites (patch.cc): rewrites libc's and the loader's system call
 // instructions into jumps to stubs that check the selector as dispatch would. False (and why)

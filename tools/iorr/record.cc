@@ -582,6 +582,14 @@ int Run(const Options& o) {
   shared->version = 2;
   shared->tsc_ns_q32 = CalibrateTsc();
   shared->magic = rec::kSharedMagic;
+  // iorr record's decoding of libc's and the loader's system call sites (below), joined on
+  // every way out: the shared state it writes must outlive it.
+  struct Joined {
+    std::thread t;
+    ~Joined() {
+      if (t.joinable()) t.join();
+    }
+  } preplan;
 
   // --snapshot, before the program starts; its time is reported on its own.
   double snapshot_seconds = 0;
@@ -667,9 +675,9 @@ int Run(const Options& o) {
   {
     const char* patch = getenv("IORR_PATCH");
     const char* dispatch = getenv("IORR_DISPATCH");
-    // On a thread of its own: a program that ends sooner does not wait for it.
+    // On a thread of its own, joined before the shared state is unmapped (a few ms at most).
     if (!(patch && std::string(patch) == "0") && !(dispatch && std::string(dispatch) == "0"))
-      std::thread([shared] { rec::patch::PrePlan(shared); }).detach();
+      preplan.t = std::thread([shared] { rec::patch::PrePlan(shared); });
   }
   int exec_errno = 0;
   for (;;) {
@@ -753,6 +761,7 @@ int Run(const Options& o) {
     std::fprintf(stderr, "iorr: cannot close %s: %s\n", o.trace.c_str(), ErrnoText(errno).c_str());
   ::close(child_fd);
   ::close(shm_fd);
+  if (preplan.t.joinable()) preplan.t.join();
   munmap(mem, sizeof(rec::SharedState));
 
   if (exec_errno != 0)

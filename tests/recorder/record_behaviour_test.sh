@@ -1648,6 +1648,33 @@ fi
 if [[ $(cat pipe.rc) == 127 ]]; then ok "launcher with a full stderr pipe: status 127"; else
   fail "launcher with a full stderr pipe: status $(cat pipe.rc), 127 expected"; fi
 
+# Where the kernel refuses dispatch (a seccomp filter makes its prctl fail, as on a kernel
+# without it), libc's internal calls are caught by patched sites from the start.
+if cc -O1 "$src/patch/no_dispatch.c" -o no_dispatch 2> /dev/null; then
+  printf '#include <stdio.h>\nint main(void) { char l[256]; int n = 0; FILE* f = fopen("/etc/passwd", "r");\n  while (fgets(l, sizeof l, f)) n++; fclose(f); printf("%%d\\n", n); return 0; }\n' > stdio_lines.c
+  cc -O1 stdio_lines.c -o stdio_lines
+  IORR_PATCH= timeout 60 ./no_dispatch "$iorr" record -q -o nodisp.iorr -- ./stdio_lines > nodisp.out 2>&1
+  st=$?
+  if [[ $st -ne 0 || $(cat nodisp.out) != "$(./stdio_lines)" ]]; then
+    fail "dispatch refused: status $st, '$(cat nodisp.out)'"
+  elif ! dump_has nodisp.iorr 'openat(AT_FDCWD, "/etc/passwd"'; then
+    fail "dispatch refused: stdio's openat is missing: $(grep capture nodisp.iorr.txt)"
+  else
+    ok "dispatch refused: stdio's calls recorded through patched sites"
+  fi
+fi
+# Two executable segments with data between them: the data stays writable.
+if cc -O1 -Wl,-T,"$src/patch/two_segments.ld" "$src/patch/two_segments.c" -o two_segments 2> /dev/null; then
+  ./two_segments > twoseg.want 2>&1
+  IORR_PATCH=1 timeout 60 "$iorr" record -q -o twoseg.iorr -- ./two_segments > twoseg.out 2>&1
+  st=$?
+  if [[ $st -ne 0 ]] || [[ $(sed 's/pid [0-9]*//' twoseg.out) != "$(sed 's/pid [0-9]*//' twoseg.want)" ]]; then
+    fail "two executable segments: status $st, '$(cat twoseg.out)'"
+  else
+    ok "two executable segments: data between them still writable"
+  fi
+fi
+
 # A program with a signal handler keeps dispatch: a call made inside the handler could switch
 # while the context it interrupted sits inside a window about to be rewritten (review: 9 runs
 # in 20 died). SIGALRM every 200 us, a write in the handler, libc-internal calls in main.

@@ -20,6 +20,9 @@ namespace {
 
 namespace x = x86;
 
+const std::atomic<bool>* g_stop = nullptr;  // PrePlan's: the launcher no longer needs it
+bool Stopped() { return g_stop != nullptr && g_stop->load(std::memory_order_relaxed); }
+
 // Calls a patched site must reach: the table's, and those dispatch's switch handles for the
 // library's own sake (processes, the library's fds).
 bool Wanted(long nr) {
@@ -305,7 +308,11 @@ void SweepTargets(const Object& o) {
   g_targets_state = 1;
   g_targets_in_step = true;
   for (int i = 0; i < o.nseg; ++i) {
-    for (uintptr_t pc = o.seg[i].lo; pc < o.seg[i].hi;) {
+    for (uintptr_t pc = o.seg[i].lo, n = 0; pc < o.seg[i].hi; ++n) {
+      if ((n & 0xffff) == 0 && Stopped()) {
+        g_targets_state = -1;
+        return;
+      }
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), o.seg[i].hi - pc);
       if (in.length == 0) {  // out of step somewhere: each function is swept on its own
         g_targets_in_step = false;
@@ -697,7 +704,8 @@ bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan*
   return true;
 }
 
-void PrePlan(SharedState* sh) {
+void PrePlan(SharedState* sh, const std::atomic<bool>* stop) {
+  g_stop = stop;
   static Objects objs;
   objs.n = 0;
   dl_iterate_phdr(Collect, &objs);
@@ -715,6 +723,7 @@ void PrePlan(SharedState* sh) {
     plan.why = nullptr;
     char why[128] = "";
     bool ok = PlanObject(o, &plan, why, sizeof(why));
+    if (Stopped()) return;  // (the recording is over: the entry is left as it is)
     Fill(sh, e, o, plan, 0, ok ? plan.nsite : 0, plan.skipped, ok, ok ? "" : why);
   }
 }

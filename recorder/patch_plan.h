@@ -7,6 +7,7 @@
 
 #include <link.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -75,7 +76,8 @@ const PatchObject* Lookup(SharedState* sh, const PatchObject& id);
 // The sites of a published decoding, as a plan for this process's copy of the object. False
 // when a site does not match this copy's bytes (then the object is decoded here).
 bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan* plan);
-// In `iorr record`: decodes libc and the loader as this process has them and publishes them.
-void PrePlan(SharedState* sh);
+// In `iorr record`: decodes libc and the loader as this process has them and publishes them;
+// gives up soon after *stop is set (the program has ended).
+void PrePlan(SharedState* sh, const std::atomic<bool>* stop);
 
 }  // namespace iorr::recorder::patch

@@ -49,25 +49,46 @@ namespace {
 // ns per TSC tick x 2^32 when the kernel keeps time with the TSC (then it is invariant and
 // synchronised across CPUs), measured against CLOCK_MONOTONIC over 5 ms (about 10 ppm; the
 // library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 otherwise.
-uint64_t CalibrateTsc() {
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string source;
-  std::getline(in, source);
-  if (source != "tsc") return 0;
+// A reading of the TSC and CLOCK_MONOTONIC at the same moment: the TSC between two monotonic
+// readings, taken as their midpoint (the tightest of a few tries).
+struct ClockPair {
+  int64_t mono;
+  uint64_t tsc;
+};
+ClockPair ReadClockPair() {
   auto mono = [] {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   };
-  int64_t t0 = mono();
-  uint64_t c0 = __builtin_ia32_rdtsc();
-  int64_t t1;
+  ClockPair best{};
+  int64_t best_spread = INT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    int64_t a = mono();
+    uint64_t c = __builtin_ia32_rdtsc();
+    int64_t b = mono();
+    if (b - a < best_spread) {
+      best_spread = b - a;
+      best = {a + (b - a) / 2, c};
+    }
+  }
+  return best;
+}
+
+// ns per TSC tick in Q32, from `start` (taken when the launcher began, so that its set-up
+// counts towards the 5 ms the two clocks are compared over), or 0 when the kernel's clock
+// source is not the TSC.
+uint64_t CalibrateTsc(const ClockPair& start) {
+  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  std::getline(in, source);
+  if (source != "tsc") return 0;
+  ClockPair end;
   do {
-    t1 = mono();
-  } while (t1 - t0 < 5'000'000);
-  uint64_t c1 = __builtin_ia32_rdtsc();
-  if (c1 <= c0) return 0;
-  return (static_cast<uint64_t>(t1 - t0) << 32) / (c1 - c0);
+    end = ReadClockPair();
+  } while (end.mono - start.mono < 5'000'000);
+  if (end.tsc <= start.tsc) return 0;
+  return (static_cast<uint64_t>(end.mono - start.mono) << 32) / (end.tsc - start.tsc);
 }
 
 namespace rec = iorr::recorder;
@@ -503,6 +524,7 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
 // ---- the launcher ----
 
 int Run(const Options& o) {
+  const ClockPair clock_start = ReadClockPair();  // (CalibrateTsc)
   if (!o.dash_dash) Fail("put -- before the command: iorr record -o TRACE -- COMMAND [ARGS...]");
   if (o.command.empty() || o.command[0].empty()) Fail("no command to record");
   if (!trace::ValidTimeUnit(o.time_unit_ns)) Fail("--time-unit must be 1, 10, 100 or 1000 (ns)");
@@ -580,15 +602,18 @@ int Run(const Options& o) {
   }
   shared->slots = rec::kSharedSlots;
   shared->version = 2;
-  shared->tsc_ns_q32 = CalibrateTsc();
+  shared->tsc_ns_q32 = CalibrateTsc(clock_start);
   shared->magic = rec::kSharedMagic;
   // iorr record's decoding of libc's and the loader's system call sites (below), joined on
   // every way out: the shared state it writes must outlive it.
   struct Joined {
     std::thread t;
-    ~Joined() {
+    std::atomic<bool> stop{false};
+    void Join() {
+      stop.store(true);
       if (t.joinable()) t.join();
     }
+    ~Joined() { Join(); }
   } preplan;
 
   // --snapshot, before the program starts; its time is reported on its own.
@@ -677,7 +702,7 @@ int Run(const Options& o) {
     const char* dispatch = getenv("IORR_DISPATCH");
     // On a thread of its own, joined before the shared state is unmapped (a few ms at most).
     if (!(patch && std::string(patch) == "0") && !(dispatch && std::string(dispatch) == "0"))
-      preplan.t = std::thread([shared] { rec::patch::PrePlan(shared); });
+      preplan.t = std::thread([shared, &preplan] { rec::patch::PrePlan(shared, &preplan.stop); });
   }
   int exec_errno = 0;
   for (;;) {
@@ -761,7 +786,7 @@ int Run(const Options& o) {
     std::fprintf(stderr, "iorr: cannot close %s: %s\n", o.trace.c_str(), ErrnoText(errno).c_str());
   ::close(child_fd);
   ::close(shm_fd);
-  if (preplan.t.joinable()) preplan.t.join();
+  preplan.Join();
   munmap(mem, sizeof(rec::SharedState));
 
   if (exec_errno != 0)

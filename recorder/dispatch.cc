@@ -323,7 +323,7 @@ long Execve(long nr, const long* a) {
 // frame was redirected (rt_sigreturn).
 long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* resumed) {
   long ret = 0;
-  if (uc == nullptr) {  // a patched site: no SIGSYS to keep unblocked, no frame to edit
+  if (uc == nullptr) {  // a patched site: no frame to edit
     switch (nr) {
       case SYS_rt_sigreturn:
         *escaped = true;
@@ -335,8 +335,8 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
           NoteAltStack(now);
         return ret;
       }
-      // Where dispatch is installed too (a process only partly rewritten), SIGSYS must stay
-      // unblocked as below; there is no frame to edit.
+      // Where dispatch is installed too (a process that switched from it, or one only partly
+      // rewritten), SIGSYS must stay unblocked as below; without it, nothing to change.
       case SYS_rt_sigaction:
         return g_enabled ? Sigaction(a) : RunRecorded(nr, a);
       case SYS_rt_sigprocmask:
@@ -428,15 +428,31 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
   return ret;
 }
 
+// Around a caught call (SigsysHandler, iorr_patched_syscall): the thread is inside the
+// handler (t_in_handler, the outermost one's frame in t_handler_frame), and errno is the
+// program's again afterwards.
+class CaughtScope {
+ public:
+  explicit CaughtScope(uintptr_t frame) : saved_errno_(errno), outer_(!t_in_handler) {
+    t_in_handler = true;
+    if (outer_) t_handler_frame = frame;
+  }
+  ~CaughtScope() {
+    if (outer_) t_in_handler = false;
+    errno = saved_errno_;
+  }
+
+ private:
+  int saved_errno_;
+  bool outer_;
+};
+
 void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
   if (info->si_code != SYS_USER_DISPATCH) {
     ForwardSigsys(sig, info, vctx);
     return;
   }
-  int saved_errno = errno;
-  bool outer = !t_in_handler;
-  t_in_handler = true;
-  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   auto* uc = static_cast<ucontext_t*>(vctx);
   greg_t* r = uc->uc_mcontext.gregs;
   long nr = info->si_syscall;
@@ -452,8 +468,6 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
   } else if (!resumed) {
     r[REG_RAX] = ret;
   }
-  if (outer) t_in_handler = false;
-  errno = saved_errno;
 }
 
 }  // namespace
@@ -462,10 +476,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 // number; the result goes back there), r9, r8, r10, rdx, rsi, rdi. Returns 0 when the call was
 // carried out, 1 when the stub must issue it natively.
 extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long* frame) {
-  int saved_errno = errno;
-  bool outer = !t_in_handler;
-  t_in_handler = true;
-  if (outer) t_handler_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   long nr = frame[0];
   long a[6] = {frame[6], frame[5], frame[4], frame[3], frame[2], frame[1]};
   bool escaped = false, resumed = false;
@@ -474,8 +485,6 @@ extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long*
     t_selector = 0;
   else
     frame[0] = ret;
-  if (outer) t_in_handler = false;
-  errno = saved_errno;
   return escaped ? 1 : 0;
 }
 
@@ -497,6 +506,25 @@ void DispatchDisarmThread() {
   t_armed = true;  // the patched sites read the selector
 }
 
+namespace {
+// Whether signal sig has a handler of the program's (not SIG_DFL or SIG_IGN); *cur: it.
+bool HandledSignal(int sig, KSigaction* cur) {
+  if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(cur), 8) != 0) return false;
+  return cur->handler != kDfl && cur->handler != kIgn;
+}
+}  // namespace
+
+int DispatchHandledSignal() {
+  for (int sig = 1; sig <= 64; ++sig) {
+    // (32 and 33 are glibc's own, for pthread_cancel and setuid in a process with other
+    // threads: with one thread, none can send them.)
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == 32 || sig == 33) continue;
+    KSigaction cur = {};
+    if (HandledSignal(sig, &cur)) return sig;
+  }
+  return 0;
+}
+
 bool DispatchInstall() {
   // Our handler for SIGSYS; remember what the program had.
   KSigaction old = {};
@@ -512,8 +540,7 @@ bool DispatchInstall() {
   for (int sig = 1; sig <= 64; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS) continue;
     KSigaction cur = {};
-    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
-    if (cur.handler == kDfl || cur.handler == kIgn) continue;
+    if (!HandledSignal(sig, &cur)) continue;
     cur.flags |= kSaRestorer;
     cur.restorer = reinterpret_cast<void*>(iorr_restore_rt);
     cur.mask &= ~SigBit(SIGSYS);

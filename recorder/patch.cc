@@ -1,38 +1,24 @@
 // Patched system call sites: completeness beyond the PLT without Syscall User Dispatch.
 //
 // Dispatch (dispatch.cc) makes the kernel check every system call of an armed thread, and on
-// this project's machines that check alone costs about 4.6% of `tar xf` (recorded 1.095x with
-// it, 1.049x with the wrappers only; tools/bench/record-overhead.sh). But the system call
-// instructions of an ordinary dynamically linked program are all in two objects, libc and the
-// dynamic loader (526 and 46 in Debian 12's), and their code is ordinary compiler output. So
-// at start-up the library finds them and rewrites each one that can reach a call it cares
-// about into a jump to a stub of its own, as rr does with its syscall buffer:
+// this project's machines that check alone cost `tar xf` 2 to 5% (side by side: 1.081x
+// recorded against 1.121x with dispatch only). But the system call instructions of an
+// ordinary dynamically linked program are all in two objects, libc and the dynamic loader (526
+// and 46 in Debian 12's), and their code is ordinary compiler output. So a process that makes
+// many calls (PatchLater in preload.cc) rewrites each one that can reach a call of interest
+// into a jump to a stub of its own, as rr does with its syscall buffer (WriteStub below). The
+// stub reads the thread's selector as the kernel's dispatch would: ALLOW (inside a wrapper, or
+// not armed) makes the plain call; BLOCK calls iorr_patch_entry, which runs dispatch's switch
+// (CaughtCall) without a signal.
 //
-//   stub:  [the instruction before the syscall, when that one was overwritten]
-//          cmpb $0, %fs:t_selector     the thread's selector, as dispatch reads it
-//          je   raw                    ALLOW (inside a wrapper, or not armed): the plain call
-//          lea  -128(%rsp), %rsp       keep out of the red zone
-//          call iorr_patch_entry       records and carries out the call (dispatch's switch)
-//          lea  128(%rsp), %rsp
-//          test %r11d, %r11d           0: done, the result is in %rax
-//          je   done
-//   raw:   syscall
-//   done:  [the instruction after the syscall, when that one was overwritten]
-//          jmp  back
-//
-// A site is found with certainty: the bytes 0f 05 are decoded as an instruction only when a
-// sweep from the start of the function holding them (from .eh_frame_hdr) lands on them
-// (x86.cc; tests/recorder/x86_decode_test.cc checks the decoder against objdump). A site is
-// rewritten by replacing the 5-byte jump over the instruction before it (when that is at least
-// 5 bytes, has no RIP-relative operand and is not a branch; the syscall's own bytes stay, so a
-// branch to them still makes the call) or over the syscall and the instruction after it (when
-// no branch of the function lands on that one). Sites whose call number is known from a
-// `mov $nr, %eax` before them and is of no interest (futex, mmap, rt_sigreturn, ...) are left
-// alone. Where any site with a call of interest cannot be rewritten, a decoding is not
-// certain, or any other object of the process holds a system call instruction (the sanitizer
-// runtimes, libgomp, a program with its own), the process uses dispatch as before: nothing is
-// patched. Objects loaded later (dlopen) are checked at their mmap; one with system call
-// instructions is noted as an escape.
+// Finding and choosing the sites is patch_plan.cc's work: a site counts only where a sweep of
+// the object's code (x86.cc, checked against objdump by tests/recorder/x86_decode_test.cc)
+// is in step at the start of its function (.eh_frame_hdr), and the bytes a jump overwrites are
+// whole movable instructions that no branch of the object enters past their first byte. Sites
+// whose call number is set just before them and is of no interest (futex, rt_sigreturn, ...)
+// are left alone. Where a site of interest cannot be rewritten or a decoding is not certain,
+// the process keeps dispatch and nothing is rewritten. Code the loader maps later (dlopen) is
+// checked at its mmap; one with system call instructions is noted as an escape.
 #include <cpuid.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -184,7 +170,6 @@ bool Rel32(uintptr_t from_next, uintptr_t to, int32_t* out) {
 constexpr size_t kStubSize = 160;
 
 // Writes site s's stub at st; false if a jump cannot reach.
-// Writes site s's stub at st (layout at the top of this file); false if a jump cannot reach.
 //   [before]  cmpb $0,%fs:sel  jne slow
 //   fast:  syscall (or, when the syscall's bytes stayed, jmp at)
 //   tail:  [after]  jmp to
@@ -373,17 +358,10 @@ bool PatchInstall(char* why, size_t why_len) {
     iorr_have_xsave = 1;
   }
   SharedState* sh = Shared();
-  Plan& plan = g_plan;  // (not cleared as a whole: its pages are touched only as sites fill it)
-  plan.nsite = 0;
-  plan.skipped = 0;
-  plan.ok = true;
-  plan.why = nullptr;
+  Plan& plan = g_plan;
+  plan.Reset();
   int first[64], count[64];
-  int decoded = 0;  // objects with system call instructions decoded here (not from the cache)
-  auto count_decoded = [&](const Object& o) {
-    int k0 = &o - objs.o;
-    return plan.nsite > first[k0];
-  };
+  int decoded = 0;  // objects with system call sites decoded here (not from the cache)
   for (int k = 0; k < objs.n; ++k) {
     const Object& o = objs.o[k];
     first[k] = plan.nsite;
@@ -402,7 +380,7 @@ bool PatchInstall(char* why, size_t why_len) {
         Publish(sh, id, o, plan, first[k], ok ? plan.nsite - first[k] : 0,
                 plan.skipped - skipped_before, ok, ok ? "" : why);
       if (!ok) return false;
-      if (o.nseg > 0 && count_decoded(o)) ++decoded;
+      if (plan.nsite > first[k]) ++decoded;
     }
     count[k] = plan.nsite - first[k];
   }

@@ -231,6 +231,18 @@ bool FunctionOf(const Object& o, uintptr_t addr, uintptr_t* start, uintptr_t* en
   return true;
 }
 
+// Site s stands for the bytes [from, to) around its syscall: the copies of the instructions
+// before and after it that the stub runs.
+void SetWindow(Site* s, uintptr_t from, uintptr_t to, bool keeps_syscall) {
+  s->from = from;
+  s->to = to;
+  s->keeps_syscall = keeps_syscall;
+  s->nbefore = static_cast<uint8_t>(s->at - from);
+  s->nafter = static_cast<uint8_t>(to - (s->at + 2));
+  std::memcpy(s->before, reinterpret_cast<const uint8_t*>(from), s->nbefore);
+  std::memcpy(s->after, reinterpret_cast<const uint8_t*>(s->at + 2), s->nafter);
+}
+
 void Fail(Plan* plan, const char* why, uintptr_t at) {
   if (plan->ok) {
     plan->why = why;
@@ -244,9 +256,9 @@ void Fail(Plan* plan, const char* why, uintptr_t at) {
 //
 // The jump needs 5 bytes. They are taken from a run of whole instructions around the syscall
 // that the stub can run elsewhere (no branch, no RIP-relative operand, no ret/jmp) and that no
-// branch of the function enters except at its first byte. Preferred: the instruction before
-// alone when it is long enough (the syscall's bytes then stay, so a branch to them still makes
-// the call); then the shortest run with the syscall in it.
+// branch of the object enters except at its first byte. Preferred: up to 3 instructions just
+// before the syscall (its bytes then stay, and the stub goes back to make the call there);
+// then the shortest run with the syscall in it.
 constexpr int kMaxInsns = 16384;
 struct Decoded {
   uint32_t off[kMaxInsns];  // instruction starts, from the function's start
@@ -323,10 +335,7 @@ void SweepTargets(const Object& o) {
       pc += static_cast<uintptr_t>(in.length);
       if (!in.branch) continue;
       uintptr_t t = pc + static_cast<uintptr_t>(in.rel);
-      if (t >= g_targets_lo && t < g_targets_hi) {
-        uintptr_t bit = t - g_targets_lo;
-        g_targets[bit / 64] |= uint64_t{1} << (bit % 64);
-      }
+      if (t >= g_targets_lo && t < g_targets_hi) Mark(g_targets, t);
     }
   }
 }
@@ -334,11 +343,8 @@ void SweepTargets(const Object& o) {
 // Whether a branch anywhere in the object lands in [lo, hi).
 bool Entered(uintptr_t lo, uintptr_t hi) {
   if (g_targets_state != 1) return true;
-  for (uintptr_t a = lo; a < hi; ++a) {
-    if (a < g_targets_lo || a >= g_targets_hi) continue;
-    uintptr_t bit = a - g_targets_lo;
-    if (g_targets[bit / 64] & (uint64_t{1} << (bit % 64))) return true;
-  }
+  for (uintptr_t a = lo; a < hi; ++a)
+    if (Marked(g_targets, a)) return true;
   return false;
 }
 
@@ -467,11 +473,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     uintptr_t lo = start(at - nb);
     if (cand - lo < 5) continue;
     if (entered(lo + 1, cand + 1) || cand - lo > 30) break;
-    s.from = lo;
-    s.to = cand + 2;
-    s.nbefore = static_cast<uint8_t>(cand - lo);
-    s.keeps_syscall = true;
-    std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
+    SetWindow(&s, lo, cand + 2, true);
     plan->site[plan->nsite++] = s;
     return;
   }
@@ -496,12 +498,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     Fail(plan, "a site cannot be rewritten", cand);
     return;
   }
-  s.from = start(at - best_b);
-  s.to = end(at + best_a);
-  s.nbefore = static_cast<uint8_t>(cand - s.from);
-  std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
-  s.nafter = static_cast<uint8_t>(s.to - (cand + 2));
-  std::memcpy(s.after, reinterpret_cast<const uint8_t*>(cand + 2), s.nafter);
+  SetWindow(&s, start(at - best_b), end(at + best_a), false);
   plan->site[plan->nsite++] = s;
 }
 
@@ -686,7 +683,6 @@ bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan*
     s.from = o.map_lo + p.from;
     s.at = o.map_lo + p.at;
     s.to = o.map_lo + p.to;
-    s.keeps_syscall = p.keeps_syscall != 0;
     bool inside = s.from <= s.at && s.at + 2 <= s.to && s.to - s.from <= 30 &&
                   InSegs(o, s.from, s.to - s.from);
     if (!inside || *reinterpret_cast<const uint8_t*>(s.at) != 0x0f ||
@@ -694,10 +690,7 @@ bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan*
       plan->nsite = first;
       return false;
     }
-    s.nbefore = static_cast<uint8_t>(s.at - s.from);
-    s.nafter = static_cast<uint8_t>(s.to - (s.at + 2));
-    std::memcpy(s.before, reinterpret_cast<const uint8_t*>(s.from), s.nbefore);
-    std::memcpy(s.after, reinterpret_cast<const uint8_t*>(s.at + 2), s.nafter);
+    SetWindow(&s, s.from, s.to, p.keeps_syscall != 0);
     plan->site[plan->nsite++] = s;
   }
   plan->skipped += static_cast<int>(e.skipped);
@@ -717,10 +710,7 @@ void PrePlan(SharedState* sh, const std::atomic<bool>* stop) {
     if (!Identity(o, &id)) continue;
     PatchObject* e = Claim(sh, id);  // first: the program's first process waits for it
     if (e == nullptr) return;
-    plan.nsite = 0;
-    plan.skipped = 0;
-    plan.ok = true;
-    plan.why = nullptr;
+    plan.Reset();
     char why[128] = "";
     bool ok = PlanObject(o, &plan, why, sizeof(why));
     if (Stopped()) return;  // (the recording is over: the entry is left as it is)

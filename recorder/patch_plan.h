@@ -38,7 +38,7 @@ struct Site {
   uint8_t nbefore;
   uint8_t after[30];  // the instructions copied after it, if any
   uint8_t nafter;
-  bool keeps_syscall;  // the jump fits in the instruction before: the syscall's bytes stay
+  bool keeps_syscall;  // the jump fits in the instructions before: the syscall's bytes stay
 };
 
 constexpr int kMaxSites = 1024;
@@ -51,6 +51,13 @@ struct Plan {
   bool ok = true;   // false: a site of interest cannot be rewritten, or a decoding failed
   const char* why = nullptr;
   uintptr_t why_at = 0;
+  // Empty again. (Not cleared as a whole: its pages are touched only as sites fill it.)
+  void Reset() {
+    nsite = 0;
+    skipped = 0;
+    ok = true;
+    why = nullptr;
+  }
 };
 
 struct Objects {

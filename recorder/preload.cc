@@ -998,8 +998,7 @@ void NoteEscapes(CallId call, const long* k, long ret) {
     if (n > 0) {
       snprintf(note, sizeof(note),
                "escape %u: code mapped from fd %d after the switch to patched sites holds %d "
-               "system call "
-               "instructions: calls made there are not recorded",
+               "system call instructions: calls made there are not recorded",
                pid, static_cast<int>(k[4]), n);
       WriteNote(note);
       g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
@@ -1525,29 +1524,6 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
 
 void PatchLater() {
   if (!g_patch_pending || DispatchTracee()) return;
-  // Not while the program has a signal handler: this call may be inside one, and the context
-  // it interrupted may be inside a window about to be rewritten (a trapped call returns there,
-  // and a signal is delivered at any instruction). Such a program keeps dispatch.
-  for (int sig = 1; sig <= 64; ++sig) {
-    // (32 and 33 are glibc's own, for pthread_cancel and setuid in a process with other
-    // threads: with one thread, none can send them.)
-    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == 32 || sig == 33) continue;
-    struct {
-      void* handler;
-      unsigned long flags;
-      void* restorer;
-      uint64_t mask;
-    } act = {};
-    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&act), 8) != 0) continue;
-    if (act.handler != nullptr && act.handler != reinterpret_cast<void*>(1)) {  // DFL, IGN
-      g_patch_pending = false;
-      char note[160];
-      snprintf(note, sizeof(note),
-               "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
-      WriteNote(note);
-      return;
-    }
-  }
   // Not in a vfork child (the parent's memory), nor inside a trapped call (which may be the
   // loader's, holding its lock), nor under other threads: try again later.
   if (t_vm_child || t_in_handler || ProgramThreads() != 1) {
@@ -1555,6 +1531,16 @@ void PatchLater() {
     return;
   }
   g_patch_pending = false;
+  // Not while the program has a signal handler: this call may be inside one, and the context
+  // it interrupted may be inside a window about to be rewritten (a trapped call returns there,
+  // and a signal is delivered at any instruction). Such a program keeps dispatch.
+  if (int sig = DispatchHandledSignal(); sig != 0) {
+    char note[160];
+    snprintf(note, sizeof(note),
+             "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
+    WriteNote(note);
+    return;
+  }
   char why[256] = "";
   char note[320];
   if (PatchInstall(why, sizeof(why))) {

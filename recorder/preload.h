@@ -90,6 +90,9 @@ int ProgramThreads();
 bool PatchEnabled();
 // The calling thread stops trapping (its code was just patched; the selector goes on).
 void DispatchDisarmThread();
+// The first signal with a handler of the program's (glibc's own for cancellation and setuid
+// aside), or 0.
+int DispatchHandledSignal();
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

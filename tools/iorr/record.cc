@@ -46,9 +46,6 @@ extern char** environ;
 namespace iorr::cli {
 namespace {
 
-// ns per TSC tick x 2^32 when the kernel keeps time with the TSC (then it is invariant and
-// synchronised across CPUs), measured against CLOCK_MONOTONIC over 5 ms (about 10 ppm; the
-// library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 otherwise.
 // A reading of the TSC and CLOCK_MONOTONIC at the same moment: the TSC between two monotonic
 // readings, taken as their midpoint (the tightest of a few tries).
 struct ClockPair {
@@ -75,9 +72,10 @@ ClockPair ReadClockPair() {
   return best;
 }
 
-// ns per TSC tick in Q32, from `start` (taken when the launcher began, so that its set-up
-// counts towards the 5 ms the two clocks are compared over), or 0 when the kernel's clock
-// source is not the TSC.
+// ns per TSC tick x 2^32 when the kernel keeps time with the TSC (then it is invariant and
+// synchronised across CPUs), measured against CLOCK_MONOTONIC over at least 5 ms from `start`
+// (taken when the launcher began, so that its set-up counts towards them; about 10 ppm: the
+// library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 otherwise.
 uint64_t CalibrateTsc(const ClockPair& start) {
   std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string source;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -426,14 +427,25 @@ void BlockTracer::RemoveInstance() {
 Status BlockTracer::Open(const BlockDevice& device, const Options& options) {
   if (!instance_.empty()) return Status::Error("block tracer already open");
   if (geteuid() != 0) return Status::Error("needs root (tracefs)");
-  for (const char* p : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    if (::access((std::string(p) + "/instances").c_str(), F_OK) == 0) {
-      tracefs_ = p;
-      break;
+  auto find_tracefs = [this] {
+    for (const char* p : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+      if (::access((std::string(p) + "/instances").c_str(), F_OK) == 0) {
+        tracefs_ = p;
+        return;
+      }
     }
-  }
+  };
+  find_tracefs();
+  // A machine that booted without tracefs mounted (it is mounted on first use by systemd's
+  // automount, or never): mount it where the kernel provides the mount point, as trace-cmd
+  // and perf do. It stays mounted (other tools may use it from then on).
+  if (tracefs_.empty() && ::access("/sys/kernel/tracing", F_OK) == 0 &&
+      ::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
+    find_tracefs();
   if (tracefs_.empty())
-    return Status::Error("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+    return Status::Error(
+        "tracefs is not mounted and could not be mounted (mount -t tracefs nodev "
+        "/sys/kernel/tracing)");
   for (const char* e : kEventNames)
     if (::access((tracefs_ + "/events/block/" + e).c_str(), F_OK) != 0)
       return Status::Error("tracefs has no events/block/" + std::string(e) +

@@ -15,10 +15,18 @@ set -uo pipefail
 iorr=$(realpath -- "$1") src=$(realpath -- "$2")
 if [[ $(id -u) != 0 ]]; then echo "SKIP: needs root (tracefs, loop devices, mount)"; exit 77; fi
 tracefs=
-for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
-  [[ -d $d/instances ]] && { tracefs=$d; break; }
-done
-[[ -n $tracefs ]] || { echo "SKIP: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"; exit 77; }
+find_tracefs() {
+  for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+    [[ -d $d/instances ]] && { tracefs=$d; break; }
+  done
+}
+find_tracefs
+# iorr mounts tracefs itself where it is missing (a fresh boot); so does this test, to check the
+# block tracepoints before it starts.
+if [[ -z $tracefs ]] && [[ -d /sys/kernel/tracing ]]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null && find_tracefs
+fi
+[[ -n $tracefs ]] || { echo "SKIP: tracefs is not mounted and cannot be (mount -t tracefs nodev /sys/kernel/tracing)"; exit 77; }
 [[ -d $tracefs/events/block/block_bio_queue ]] || { echo "SKIP: no block tracepoints in $tracefs"; exit 77; }
 command -v losetup > /dev/null || { echo "SKIP: losetup not found (util-linux)"; exit 77; }
 losetup -f > /dev/null 2>&1 || { echo "SKIP: no free loop device"; exit 77; }
@@ -215,6 +223,20 @@ if [[ -n $m ]]; then
     fail "the slow replay's capture never started: $(head -n 2 slow.err)"
     kill -TERM "$pid" 2> /dev/null
     wait "$pid"
+  fi
+
+  # Where tracefs is not mounted (a fresh boot), iorr mounts it. Only when nothing else holds it.
+  if [[ $tracefs == /sys/kernel/tracing ]] && umount /sys/kernel/tracing 2> /dev/null; then
+    "$iorr" replay fsync.iorr --root "$m" --block-trace bt-mount.iorr > mount.out 2> mount.err
+    rc=$?
+    if [[ $rc == 0 && -d /sys/kernel/tracing/instances && -s bt-mount.iorr ]]; then
+      ok "tracefs not mounted: iorr mounted it and captured"
+    else
+      fail "tracefs not mounted: exit $rc, $(head -n 2 mount.err | tr '\n' ' ')"
+      mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+    fi
+  else
+    echo "skip: tracefs in use, not unmounted to check that iorr mounts it"
   fi
 
   # Not root: one line, exit 2.

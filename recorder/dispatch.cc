@@ -304,13 +304,14 @@ long Execve(long nr, const long* a) {
   bool on = BeginCall(&c);
   int64_t start = on ? c.start : NowNs();
   bool ok = have_mem && PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
-  FlushAll();
+  FlushAllAndHold();
   NoteExecAttempt(reinterpret_cast<const char*>(a[nr == SYS_execveat ? 1 : 0]));
   long b[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
   if (ok) b[env_arg] = reinterpret_cast<long>(env2);
   if (ok) ExecKeepsLock(true);  // IORR_LOCK names it to the new image
   long r = Raw(nr, b);
   if (ok) ExecKeepsLock(false);
+  ReleaseHeldWriter();
   NoteExecFailed();
   if (have_mem) RawSyscall6(SYS_munmap, mem, static_cast<long>(bytes));
   if (on) EndCall(&c, nr == SYS_execveat ? CallId::execveat : CallId::execve, a, r);
@@ -395,7 +396,7 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
     case SYS_exit_group: {
       Call c;
       if (BeginCall(&c)) EndCall(&c, CallId::exit_group, a, 0);
-      FlushAll();
+      FlushAllAndHold();
       ReleaseProcessSlots();
       ret = Raw(nr, a);
       break;

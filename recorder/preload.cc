@@ -1701,6 +1701,25 @@ void FlushAll() {
   Service(true);
 }
 
+thread_local bool t_holds_writer __attribute__((tls_model("initial-exec"))) = false;
+
+void FlushAllAndHold() {
+  FlushAll();
+  if (!g_on || t_vm_child || t_holds_writer) return;
+  long self = Gettid();
+  if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // a handler inside Service
+  Lock(g_writer_lock);
+  g_writer_owner.store(self, std::memory_order_release);
+  t_holds_writer = true;
+}
+
+void ReleaseHeldWriter() {
+  if (!t_holds_writer) return;
+  t_holds_writer = false;
+  g_writer_owner.store(0, std::memory_order_release);
+  Unlock(g_writer_lock);
+}
+
 void ReleaseProcessSlots() {
   if (!g_on) return;
   if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
@@ -1905,6 +1924,7 @@ void AfterForkChildOf(bool shared_files) {
   g_threads_used.store(0);
   g_writer_lock.store(0);
   g_writer_owner.store(0);
+  t_holds_writer = false;
   g_writer_started.store(0);
   g_fd_move_lock.store(0);  // the parent's writer may have held it; it is not in this process
   g_writer_trace_fd = g_writer_shm_fd = g_writer_lock_fd = -1;

@@ -123,6 +123,12 @@ void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).
 void FlushAll();
+// FlushAll, then holds the process's writer lock until the process ends: exit_group and a
+// successful exec kill the other threads, the writer thread among them, and one killed while
+// writing a record would leave it cut short in the middle of the trace. After a failed exec,
+// ReleaseHeldWriter. Not in a vfork child (the lock is its parent's).
+void FlushAllAndHold();
+void ReleaseHeldWriter();
 
 // At process exit, after the last flush: frees this process's watermark slots.
 void ReleaseProcessSlots();

@@ -791,12 +791,13 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp, bool 
   bool on = BeginCall(&c);
   int64_t start = on ? c.start : iorr::recorder::NowNs();
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
-  iorr::recorder::FlushAll();  // the new image starts with empty buffers
+  iorr::recorder::FlushAllAndHold();  // the new image starts with empty buffers
   iorr::recorder::NoteExecAttempt(path);
   if (ok) iorr::recorder::ExecKeepsLock(true);  // IORR_LOCK names it to the new image
   int r = at ? REAL(execveat)(dirfd, path, argv, ok ? env2 : envp, at_flags)
              : REAL(execve)(path, argv, ok ? env2 : envp);
   if (ok) iorr::recorder::ExecKeepsLock(false);
+  iorr::recorder::ReleaseHeldWriter();
   iorr::recorder::NoteExecFailed();
   if (on) {
     if (at) {
@@ -1129,7 +1130,7 @@ IORR_EXPORT void _exit(int status) {
     long k[6] = {status};
     EndCall(&c, CallId::exit_group, k, 0);
   }
-  iorr::recorder::FlushAll();
+  iorr::recorder::FlushAllAndHold();
   iorr::recorder::ReleaseProcessSlots();
   iorr::recorder::StopRecordingThread();  // its trapped exit_group is recorded above already
   REAL(_exit)(status);
@@ -1171,7 +1172,8 @@ IORR_EXPORT long syscall(long nr, ...) {
   for (long& v : a) v = va_arg(ap, long);
   va_end(ap);
   if (nr == SYS_exit) iorr::recorder::NoteThreadExit(static_cast<int>(a[0]));
-  if (nr == SYS_exit_group || nr == SYS_exit) iorr::recorder::FlushAll();
+  if (nr == SYS_exit_group) iorr::recorder::FlushAllAndHold();
+  if (nr == SYS_exit) iorr::recorder::FlushAll();
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
   // The library's fds survive raw calls too.
   if (nr == SYS_close_range)

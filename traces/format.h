@@ -108,6 +108,15 @@ inline constexpr size_t kMaxEndRecordBytes = 8 + 1 + 4 * 10 + 4;
 // `body` must not alias out. Returns the number of bytes written (8 + 1 + body + 4).
 size_t FrameRecord(RecordType type, const uint8_t* body, size_t body_len, uint8_t* out);
 
+// Decodes a chunk record's body (the bytes after the type byte, before the CRC) into m, with the
+// limits a reader enforces on untrusted input. False: corrupt.
+bool DecodeChunkBody(const uint8_t* body, size_t len, ChunkMeta* m);
+
+// The length of the whole, intact record that starts at p (avail bytes readable there): an iorr
+// record whose CRC matches (for a chunk record, with its zstd frame, whose CRC matches too), or
+// another program's skippable frame that fits. 0: none starts there.
+size_t WholeRecordAt(const uint8_t* p, size_t avail);
+
 // Encode a whole record (frame included) into out; returns bytes written.
 size_t EncodeChunkRecord(const ChunkMeta& meta, uint8_t* out);
 size_t EncodeEndRecord(const EndRecord& end, uint8_t* out);

@@ -232,21 +232,7 @@ bool TraceReader::NextChunk(Chunk* chunk) {
       continue;
     }
     ChunkMeta m;
-    m.kind = static_cast<ChunkKind>(br.Fixed(1));
-    m.stream_id = br.Varint();
-    uint64_t pid = br.Varint(), tid = br.Varint();
-    m.events = br.Varint();
-    m.first_start = br.Signed();
-    m.last_start = br.Signed();
-    m.watermark = br.Signed();
-    m.raw_size = br.Varint();
-    m.compressed_size = br.Varint();
-    m.payload_crc = static_cast<uint32_t>(br.Fixed(4));
-    if (!br.ok() || pid > UINT32_MAX || tid > UINT32_MAX || m.events > kMaxChunkEvents ||
-        m.raw_size > kMaxChunkRawBytes || m.compressed_size > ZSTD_compressBound(kMaxChunkRawBytes))
-      return Fail(rec_offset, "corrupt chunk record");
-    m.pid = static_cast<uint32_t>(pid);
-    m.tid = static_cast<uint32_t>(tid);
+    if (!DecodeChunkBody(rec + 1, size - 5, &m)) return Fail(rec_offset, "corrupt chunk record");
     size_t total = 8 + size + m.compressed_size;
     if (!Fill(total)) {
       if (!status_.ok()) return false;
@@ -320,6 +306,8 @@ std::string TraceReader::IntegrityWarning() const {
         " bytes of an incomplete frame at the end were lost";
   else if (!info_.end_record)
     w = "trace has no end record: the recording did not finish cleanly";
+  else if ((info_.end.flags & 1) && info_.end.dropped_events == 0)
+    w = "trace is marked incomplete (see the trace notes)";
   else if (info_.end.flags & 1)
     w = "trace is marked incomplete: " + std::to_string(info_.end.dropped_events) +
         " events could not be stored (see the trace notes)";

@@ -1,4 +1,7 @@
 // Round trips through TraceWriter and the readers, and the reader's answers to damaged files.
+#include "traces/format.h"
+
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -13,6 +16,7 @@
 #include "traces/crc32c.h"
 #include "traces/encoder.h"
 #include "traces/reader.h"
+#include "traces/repair.h"
 #include "traces/writer.h"
 
 namespace iorr::trace {
@@ -384,6 +388,81 @@ TEST(TraceFormat, CorruptChunkIsAnErrorOrSkippedInSalvage) {
   EXPECT_TRUE(st.ok()) << st.message();
   EXPECT_GT(back.size(), events.size() / 2);
   EXPECT_LT(back.size(), events.size());
+}
+
+// Offsets and lengths of the whole records, the header's first.
+std::vector<std::pair<size_t, size_t>> Records(const std::string& data) {
+  std::vector<std::pair<size_t, size_t>> out;
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  size_t o = 0;
+  while (o < data.size()) {
+    size_t n = WholeRecordAt(p + o, data.size() - o);
+    if (n == 0) break;
+    out.emplace_back(o, n);
+    o += n;
+  }
+  return out;
+}
+
+Result<std::vector<TornRegion>> Repair(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  auto r = RepairTornRecords(fd);
+  ::close(fd);
+  return r;
+}
+
+// A process killed while appending a record leaves a piece of it between whole records: after
+// the repair, a strict reader reads every other record, whatever the piece's length.
+TEST(TraceFormat, TornRecordsInTheMiddleAreRepaired) {
+  auto events = MakeEvents(20000, 1000, 17);
+  ChunkLimits small;
+  small.max_events = 1000;
+  std::string path = WriteTrace("torn", events, 1000, small);
+  std::string data = ReadAll(path);
+  auto recs = Records(data);
+  ASSERT_GT(recs.size(), 10u);
+  ASSERT_EQ(recs.back().first + recs.back().second, data.size()) << "the writer's file is whole";
+  auto whole = Repair(path);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_TRUE(whole->empty());
+  EXPECT_EQ(ReadAll(path), data);
+
+  auto [at, len] = recs[recs.size() / 2];
+  ASSERT_GT(len, 40u);
+  for (size_t keep :
+       {size_t{1}, size_t{4}, size_t{7}, size_t{8}, size_t{9}, size_t{13}, size_t{40}, len - 1}) {
+    SCOPED_TRACE("piece of " + std::to_string(keep) + " bytes of " + std::to_string(len));
+    WriteAll(path, data.substr(0, at) + data.substr(at, keep) + data.substr(at + len));
+    Status st;
+    ReadMerged(path, &st);
+    EXPECT_FALSE(st.ok());
+    auto torn = Repair(path);
+    ASSERT_TRUE(torn.ok()) << torn.status().message();
+    ASSERT_EQ(torn->size(), 1u);
+    EXPECT_EQ((*torn)[0].offset, at);
+    EXPECT_EQ((*torn)[0].bytes, keep);
+    EXPECT_EQ((*torn)[0].removed, keep < 8);
+    auto back = ReadMerged(path, &st);
+    EXPECT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(back.size(), events.size() - 1000);  // the torn chunk's events only
+    EXPECT_EQ(ReadAll(path).size(), data.size() - len + (keep < 8 ? 0 : keep));
+  }
+
+  // Two pieces, one of each kind; and a piece at the very end stays (the reader cuts it).
+  auto [at2, len2] = recs[recs.size() / 4];
+  WriteAll(path, data.substr(0, at2) + data.substr(at2, 3) +
+                     data.substr(at2 + len2, at - at2 - len2) + data.substr(at, 30) +
+                     data.substr(at + len) + data.substr(at, 20));
+  auto torn = Repair(path);
+  ASSERT_TRUE(torn.ok()) << torn.status().message();
+  ASSERT_EQ(torn->size(), 2u);
+  EXPECT_TRUE((*torn)[0].removed);
+  EXPECT_FALSE((*torn)[1].removed);
+  Status st;
+  auto back = ReadMerged(path, &st);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(back.size(), events.size() - 2000);
 }
 
 TEST(TraceFormat, RandomByteFlipsNeverCrash) {

@@ -40,6 +40,7 @@
 #include "traces/header.h"
 #include "traces/mountinfo.h"
 #include "traces/reader.h"
+#include "traces/repair.h"
 
 extern char** environ;
 
@@ -475,10 +476,37 @@ std::vector<std::string> UnrecordedExecs(const std::vector<std::string>& notes) 
   return out;
 }
 
+// Makes records cut short in the middle of the trace (a process killed while appending one)
+// read cleanly again (traces/repair.h), and says so in a note. False: nothing was repaired.
+bool RepairTorn(int fd, const std::string& trace, bool quiet) {
+  // The trace fd appends (O_APPEND), and pwrite on it would too: a descriptor of its own.
+  int rw = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDWR | O_CLOEXEC);
+  if (rw < 0) return false;
+  auto torn = trace::RepairTornRecords(rw);
+  ::close(rw);
+  if (!torn.ok()) {
+    std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), torn.status().message().c_str());
+    return false;
+  }
+  if (torn->empty()) return false;
+  uint64_t bytes = 0;
+  for (const trace::TornRegion& t : *torn) bytes += t.bytes;
+  std::string what = std::to_string(torn->size()) + " record" + (torn->size() == 1 ? "" : "s") +
+                     " cut short in the middle of the trace (a process killed while writing; " +
+                     std::to_string(bytes) + " bytes, the first at byte " +
+                     std::to_string(torn->front().offset) + ") made skippable";
+  try {
+    WriteNote(fd, "recorder: " + what, trace);
+  } catch (const Error&) {
+  }
+  if (!quiet) std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), what.c_str());
+  return true;
+}
+
 // Reads the chunks back (by fd, so a program that renamed or removed the trace cannot hide it).
-// Cuts off an incomplete last record (a process killed mid-write, a full disk) so that the end
-// record follows whole records.
-Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
+// Repairs records cut short in the middle (RepairTorn), and cuts off an incomplete last record
+// (a process killed mid-write, a full disk) so that the end record follows whole records.
+Counts ScanTrace(int fd, const std::string& trace, bool quiet, bool repaired = false) {
   Counts c;
   trace::TraceReader::Options only_metadata;
   only_metadata.metadata_only = true;  // counting and the completeness check need no payloads
@@ -500,6 +528,11 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet) {
     c.pids.insert(chunk.meta.pid);
   }
   c.unrecorded_execs = UnrecordedExecs(r.info().notes);
+  if (!r.status().ok() && !repaired && RepairTorn(fd, trace, quiet)) {
+    Counts again = ScanTrace(fd, trace, quiet, true);
+    again.problem = true;
+    return again;
+  }
   if (!r.status().ok()) {
     std::fprintf(stderr, "iorr: warning: %s: %s\n", trace.c_str(), r.status().message().c_str());
     c.problem = true;

@@ -10,10 +10,29 @@
 # old value back when it exits. Without the file (or without root) nothing changes and a line
 # says so.
 #
+#
+# The same machines run a DAMON proactive reclaimer (a kdamond in /sys/kernel/mm/damon/admin
+# whose scheme pages out memory it finds cold): between two runs it paged the tarball's page
+# cache out (2.7 GB paged out in the first half hour of a fresh boot), so that a plain `tar xf`
+# read it back from disk and took 2.6 to 2.9 s instead of 1.3 s, in no fixed pattern. The
+# running kdamonds are stopped while the benchmark runs and started again (with the settings
+# they had) when it exits.
+#
 # Usage: source quiet-host.sh; quiet_host_begin; ...; (the EXIT trap calls quiet_host_end)
 _quiet_host_param=/sys/module/page_reporting/parameters/page_reporting_order
 _quiet_host_old=
+_quiet_host_damon=()
 quiet_host_begin() {
+  local k
+  for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
+    [[ $(cat "$k/state" 2> /dev/null) == on ]] || continue
+    if echo off > "$k/state" 2> /dev/null; then
+      _quiet_host_damon+=("$k")
+      echo "bench: DAMON reclaimer $k stopped while the benchmark runs" >&2
+    else
+      echo "bench: DAMON reclaimer $k stays on (cannot stop it): runs may vary" >&2
+    fi
+  done
   if [[ ! -w $_quiet_host_param ]]; then
     [[ -e $_quiet_host_param ]] &&
       echo "bench: free page reporting stays on (cannot write $_quiet_host_param): runs may vary" >&2
@@ -31,6 +50,11 @@ quiet_host_begin() {
   echo "bench: free page reporting stays on ($_quiet_host_param refused 11 and 10): runs may vary" >&2
 }
 quiet_host_end() {
+  local k
+  for k in "${_quiet_host_damon[@]}"; do
+    echo on > "$k/state" 2> /dev/null || echo "bench: could not start $k again" >&2
+  done
+  _quiet_host_damon=()
   [[ -n $_quiet_host_old ]] || return 0
   echo "$_quiet_host_old" > "$_quiet_host_param" 2> /dev/null || true
   _quiet_host_old=

@@ -473,6 +473,12 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
 
 }  // namespace
 
+int CallTagOf(long nr) {
+  int tag;
+  CallOf(nr, &tag);
+  return tag;
+}
+
 // A call from a patched site whose thread's selector is BLOCK (patch.cc's stub). frame: rax (the
 // number; the result goes back there), r9, r8, r10, rdx, rsi, rdi. Returns 0 when the call was
 // carried out, 1 when the stub must issue it natively.

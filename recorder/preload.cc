@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -38,6 +39,7 @@
 #include <new>
 #include <utility>
 
+#include "recorder/audit.h"
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
 #include "traces/encoder.h"
@@ -675,14 +677,8 @@ bool PrivateFdTable() {
 
 // At load, while no thread of the program runs beside the library (the fds it takes for a moment
 // are the lowest free ones): whether a pidfd of this process gives copies of its fds.
-void ProbePidfdGetfd() {
-  long pidfd = RawSyscall6(SYS_pidfd_open, g_pid, 0);
-  if (pidfd < 0) return;
-  long fd = RawSyscall6(SYS_pidfd_getfd, pidfd, g_trace_fd, 0);
-  if (fd >= 0) RawSyscall6(SYS_close, fd);
-  RawSyscall6(SYS_close, pidfd);
-  g_pidfd_getfd = fd >= 0;
-}
+// iorr record probed it once for the recording: no calls in the program's threads here.
+void ProbePidfdGetfd() { g_pidfd_getfd = g_shared->pidfd_getfd == 1; }
 
 void* WriterMain(void*) {
   t_done = true;
@@ -1200,6 +1196,139 @@ long ParseLong(const char* s, long dflt) {
   return *end == 0 ? v : dflt;
 }
 
+}  // namespace
+
+template <class Add>
+void EndCallWith(Call* c, Add&& add);
+
+namespace {
+
+void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start, int64_t end);
+
+// The audit module's log (audit.h) of the calls made before this library started, from Init
+// until they are recorded; and the clock readings that place its time stamp counter readings.
+AuditLog* g_audit = nullptr;
+uint64_t g_audit_stop_tsc = 0;
+int64_t g_audit_stop_ns = 0;
+bool g_audit_image = false;  // this image started under the audit module
+char g_audit_lib[4096];      // the module's path (beside this library)
+
+// Stops the audit module's log and disarms its dispatch, first thing in Init: the log is found
+// through the restorer of the SIGSYS handler the module installed (audit.cc), and SIGSYS gets
+// back the action it had before. Nothing happens without the module.
+void TakeOverFromAudit() {
+  struct {
+    void* handler;
+    unsigned long flags;
+    const uint8_t* restorer;
+    uint64_t mask;
+  } act = {};
+  if (RawSyscall6(SYS_rt_sigaction, SIGSYS, 0, reinterpret_cast<long>(&act), 8) != 0) return;
+  if (!(act.flags & 0x04000000) || act.restorer == nullptr) return;  // SA_RESTORER
+  static const uint8_t kCode[16] = {0xb8, 0x0f, 0,   0,   0,   0x0f, 0x05, 0xf4,
+                                    'I',  'O',  'R', 'R', 'A', 'U',  'D',  'T'};
+  if (memcmp(act.restorer, kCode, sizeof(kCode)) != 0) return;
+  int32_t rel;
+  memcpy(&rel, act.restorer + 16, sizeof(rel));
+  auto* log = reinterpret_cast<AuditLog*>(const_cast<uint8_t*>(act.restorer) + 16 + rel);
+  if (log->magic != kAuditMagic) return;
+  log->stop = 1;
+  RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+  if (log->old_sigsys_valid)
+    RawSyscall6(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(log->old_sigsys), 0, 8);
+  __builtin_ia32_lfence();
+  g_audit_stop_tsc = __builtin_ia32_rdtsc();
+  g_audit_stop_ns = MonoNs();
+  g_audit = log;
+  g_audit_image = true;
+}
+
+// When the log's first call started (relative to the trace's start), or -1 without one.
+int64_t AuditTime(const AuditLog& log, uint64_t tsc) {
+  uint64_t span_tsc = g_audit_stop_tsc - log.armed_tsc;
+  int64_t span_ns = g_audit_stop_ns - log.armed_ns;
+  int64_t ns = log.armed_ns;
+  if (tsc > log.armed_tsc && span_tsc > 0 && span_ns > 0)
+    ns += static_cast<int64_t>(static_cast<U128>(tsc - log.armed_tsc) *
+                               static_cast<uint64_t>(span_ns) / span_tsc);
+  return ns - g_start_mono;
+}
+
+// Records the audit log's calls, in order, on the calling thread (inside a call whose slot
+// covers them: see RecordExecFromEnv), and a note of what the log caught.
+void AddAuditCalls(ThreadState* ts) {
+  AuditLog* log = g_audit;
+  g_audit = nullptr;
+  uint32_t recorded = 0;
+  long library_fd = -1;  // the loader's fd of this library, from its open to its close
+  for (uint32_t off = 0; off + sizeof(AuditEntry) <= log->used;) {
+    auto* e = reinterpret_cast<AuditEntry*>(log->data + off);
+    if (e->size < sizeof(AuditEntry) || e->size > log->used - off) break;
+    int tag = CallTagOf(e->nr);
+    long k[6];
+    for (int i = 0; i < 6; ++i)
+      k[i] = (e->copied >> i) & 1
+                 ? reinterpret_cast<long>(reinterpret_cast<uint8_t*>(e) + e->args[i])
+                 : e->args[i];
+    // The loader reading this library in is the recorder's doing, not the program's (a run
+    // without the recorder does not make those calls): left out, as strace comparisons do.
+    if ((e->nr == SYS_openat || e->nr == SYS_open) && e->ret >= 0 &&
+        (e->copied >> (e->nr == SYS_openat ? 1 : 0)) & 1 &&
+        strcmp(reinterpret_cast<const char*>(k[e->nr == SYS_openat ? 1 : 0]), g_lib) == 0) {
+      library_fd = e->ret;
+      off += e->size;
+      continue;
+    }
+    if (library_fd >= 0) {
+      long fd_arg = e->nr == SYS_mmap ? k[4] : k[0];
+      if (fd_arg == library_fd) {
+        if (e->nr == SYS_close) library_fd = -1;
+        off += e->size;
+        continue;
+      }
+    }
+    if (tag > 0) {
+      AddCall(ts, static_cast<CallId>(tag), k, e->ret, AuditTime(*log, e->start_tsc),
+              AuditTime(*log, e->end_tsc));
+      ++recorded;
+    }
+    off += e->size;
+  }
+  char note[256];
+  int n = snprintf(note, sizeof(note),
+                   "capture %u: %u calls before the library started (the loader's, "
+                   "constructors'), caught by the audit module",
+                   ts->pid, recorded);
+  if (log->lost != 0 && n > 0 && n < static_cast<int>(sizeof(note)))
+    snprintf(note + n, sizeof(note) - static_cast<size_t>(n),
+             "; its log was full: later ones lost");
+  else if (log->end_reason > 0 && n > 0 && n < static_cast<int>(sizeof(note)))
+    snprintf(note + n, sizeof(note) - static_cast<size_t>(n),
+             "; it stopped at system call %d, made natively: later ones before the library "
+             "are not recorded",
+             log->end_reason);
+  WriteNote(note);
+  if (log->lost != 0 || log->end_reason > 0)
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Without an exec before it (the recording's first process): the audit log's calls, covered
+// from the first one's start.
+void RecordAuditLog() {
+  if (g_audit == nullptr) return;
+  Call c;
+  if (!BeginCall(&c)) {
+    g_audit = nullptr;
+    return;
+  }
+  int64_t first = c.start;
+  if (g_audit->used >= sizeof(AuditEntry))
+    first = std::min(first,
+                     AuditTime(*g_audit, reinterpret_cast<AuditEntry*>(g_audit->data)->start_tsc));
+  t_state->slot->in_call_since.store(first, std::memory_order_seq_cst);
+  EndCallWith(&c, [](ThreadState* ts) { AddAuditCalls(ts); });
+}
+
 void RecordExecFromEnv() {
   const char* s = getenv(kEnvExecStart);
   if (s == nullptr) return;
@@ -1220,7 +1349,15 @@ void RecordExecFromEnv() {
         (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0)
       FreeSlot(old);
   }
-  EndCall(&c, CallId::execve, k, 0);
+  if (g_audit == nullptr) {
+    EndCall(&c, CallId::execve, k, 0);
+    return;
+  }
+  // The exec, then what the loader did before this library started: all under the exec's start.
+  EndCallWith(&c, [&](ThreadState* ts) {
+    AddCall(ts, CallId::execve, k, 0, start, AuditTime(*g_audit, g_audit->armed_tsc));
+    AddAuditCalls(ts);
+  });
 }
 
 // A free process entry for pid, with its liveness lock taken through an open file description
@@ -1318,6 +1455,7 @@ void TakeProcessEntry() {
 }
 
 __attribute__((constructor(102))) void Init() {
+  TakeOverFromAudit();  // before any call of this library's
   const char* fd = getenv(kEnvTraceFd);
   const char* shm = getenv(kEnvSharedFd);
   if (fd == nullptr || shm == nullptr) return;
@@ -1359,7 +1497,14 @@ __attribute__((constructor(102))) void Init() {
     const char* vars[] = {kEnvTraceFd, kEnvSharedFd, kEnvTimeUnit, kEnvStartNs, kEnvLib};
     for (const char* v : vars) Unsetenv(v);
   }
+  {
+    const char* slash = strrchr(g_lib, '/');
+    int dir = slash ? static_cast<int>(slash - g_lib) : 0;
+    snprintf(g_audit_lib, sizeof(g_audit_lib), "%.*s%slibiorr-audit.so", dir, g_lib,
+             slash ? "/" : "");
+  }
   RecordExecFromEnv();
+  RecordAuditLog();
   // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
   const char* dispatch = getenv("IORR_DISPATCH");
   if (getenv(kEnvTraced)) {  // a debugger's inferior: traced since before this image
@@ -1553,22 +1698,34 @@ void PatchLater() {
   WriteNote(note);
 }
 
-void EndCall(Call* c, CallId call, const long* kargs, long ret) {
-  if (!c->on) return;
-  t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
-  int saved_errno = errno;
-  ThreadState* ts = t_state;
+namespace {
+
+// Puts a call's event (and its listing, for getdents64) into the calling thread's ring.
+void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start,
+             int64_t end) {
   Event& e = ts->scratch;
   e.call = call;
   e.pid = ts->pid;
   e.tid = ts->tid;
-  e.start_ns = c->start;
-  e.end_ns = NowNs();
+  e.start_ns = start;
+  e.end_ns = end;
   e.ret = ret;
   FillArgs(trace::Spec(call), kargs, ret, &e);
   AddEvent(ts, e);
   if (call == CallId::getdents64 && ret > 0) AddDirents(ts, e, kargs[1], ret);
   NoteEscapes(call, kargs, ret);
+}
+
+}  // namespace
+
+template <class Add>
+void EndCallWith(Call* c, Add&& add) {
+  if (!c->on) return;
+  t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
+  int saved_errno = errno;
+  ThreadState* ts = t_state;
+  Event& e = ts->scratch;
+  add(ts);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
   // Nor from a vfork child: the thread would be the child's, on the parent's memory. A vfork
@@ -1583,6 +1740,10 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   t_depth = 0;
   BlockSyscalls();
   errno = saved_errno;
+}
+
+void EndCall(Call* c, CallId call, const long* kargs, long ret) {
+  EndCallWith(c, [&](ThreadState* ts) { AddCall(ts, call, kargs, ret, c->start, NowNs()); });
 }
 
 void NoteExecAttempt(const char* path) {
@@ -1800,10 +1961,41 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   bool has_lib = false;
   const char* preload = GetEnv(const_cast<char**>(envp), "LD_PRELOAD", 10);
   if (preload && strstr(preload, g_lib)) has_lib = true;
+  // A debugger's inferior runs without the audit module, whose trapped calls would be signal
+  // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
+  bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee);
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
     if (IsProtocolVar(s)) continue;  // rewritten below with current values
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
+    if (traced && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
+        strstr(s, g_audit_lib) != nullptr) {
+      // LD_AUDIT without ours (the others kept, in order).
+      if (used >= buf_cap - 16) return false;
+      char* w = buf + used;
+      int len = snprintf(w, static_cast<size_t>(buf_cap - used), "LD_AUDIT=");
+      bool any = false;
+      for (const char* q = s + 9; *q != 0;) {
+        const char* end = q;
+        while (*end != 0 && *end != ':' && *end != ' ') ++end;
+        size_t piece = static_cast<size_t>(end - q);
+        if (piece > 0 && !(piece == strlen(g_audit_lib) && strncmp(q, g_audit_lib, piece) == 0)) {
+          if (used + len + static_cast<int>(piece) + 2 >= buf_cap) return false;
+          if (any) w[len++] = ':';
+          memcpy(w + len, q, piece);
+          len += static_cast<int>(piece);
+          any = true;
+        }
+        q = *end != 0 ? end + 1 : end;
+      }
+      w[len] = 0;
+      if (any) {
+        if (n >= cap - 12) return false;
+        out[n++] = w;
+        used += len + 1;
+      }
+      continue;
+    }
     if (n >= cap - 12) return false;
     out[n++] = *p;
   }
@@ -1838,8 +2030,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     snprintf(lock, sizeof(lock), "%d:%u:%u", lock_fd, entry, pid);
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
-  if ((DispatchTracee() || (t_vm_child && t_vm_tracee)) && !add("IORR_TRACED=%s", "1", 0))
-    return false;
+  if (traced && !add("IORR_TRACED=%s", "1", 0)) return false;
   out[n] = nullptr;
   return true;
 }

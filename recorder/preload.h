@@ -159,6 +159,8 @@ void ExecKeepsLock(bool keep);
 // A short-lived child (posix_spawn's) that execs at once: never start a writer thread in it;
 // its exec flushes synchronously.
 void NoWriterInThisProcess();
+// The call table's tag of kernel call nr (dispatch.cc), or <= 0 when the table lacks it.
+int CallTagOf(long nr);
 // Looks up every interposed function's real address (at load).
 void ResolveAllReals();
 

@@ -100,7 +100,10 @@ struct SharedState {
   // ns per TSC tick x 2^32, measured by the launcher when the kernel's clocksource is the TSC
   // (0: use clock_gettime). Hooks then read the TSC instead of calling clock_gettime twice.
   uint64_t tsc_ns_q32;
-  uint32_t reserved[13];
+  // 1: pidfd_getfd works here (the launcher's probe); each writer thread then takes the
+  // library's fds into a table of its own (preload.cc, PrivateFdTable).
+  uint32_t pidfd_getfd;
+  uint32_t reserved[12];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

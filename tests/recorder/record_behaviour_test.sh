@@ -1751,5 +1751,57 @@ else
   echo "skip: vector register case: no AVX-512"
 fi
 
+# The audit module (recorder/audit.h) without the recorder: it arms, keeps calls until its log
+# is full, then ends it; the program runs as without it, past the full log too.
+audit=$(dirname "$iorr")/../lib/libiorr-audit.so
+if [[ -f $audit ]]; then
+  find /usr/share -maxdepth 3 > audit-plain.out 2>&1
+  LD_AUDIT=$audit find /usr/share -maxdepth 3 > audit-alone.out 2>&1
+  st=$?
+  if [[ $st == 0 ]] && cmp -s audit-plain.out audit-alone.out; then
+    ok "audit module without the recorder: $(wc -l < audit-alone.out) lines as without it"
+  else
+    fail "audit module without the recorder: status $st, output $(cmp audit-plain.out audit-alone.out 2>&1)"
+  fi
+
+  # A library constructor that opens a file and forks before the recording library starts: the
+  # open is recorded (as the loader's calls are), the fork ends the audit log (a note says so),
+  # and the program runs unchanged.
+  cat > ctorlib.c << 'C'
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((constructor)) static void early(void) {
+  close(open("ctor-before-fork", O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  pid_t c = fork();
+  if (c == 0) {
+    close(open("ctor-child", O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    _exit(0);
+  }
+  waitpid(c, 0, 0);
+}
+C
+  cat > ctormain.c << 'C'
+#include <stdio.h>
+int main(void) { puts("main"); return 3; }
+C
+  if cc -shared -fPIC ctorlib.c -o libctorlib.so 2> /dev/null &&
+     cc ctormain.c -o ctormain -Wl,--no-as-needed -L. -lctorlib -Wl,-rpath,"$PWD" 2> /dev/null; then
+    rm -f ctor-before-fork ctor-child
+    out=$("$iorr" record -q -o ctor.iorr -- ./ctormain)
+    st=$?
+    "$iorr" dump ctor.iorr > ctor.dump 2> /dev/null
+    if [[ $st == 3 && $out == main && -e ctor-child ]] &&
+       grep -q 'openat.*ctor-before-fork' ctor.dump &&
+       grep -q 'caught by the audit module; it stopped at system call' ctor.dump; then
+      ok "constructor that forks before the library: its open recorded, the audit log ended there"
+    else
+      fail "constructor that forks before the library: status $st, output '$out', $(grep -c 'ctor-before-fork' ctor.dump) opens, $(grep 'audit module' ctor.dump | head -n 1)"
+    fi
+  fi
+else
+  echo "skip: no audit module at $audit"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -122,7 +122,7 @@ uint64_t Detail(const trace::Event& e) {
   return h;
 }
 
-// True for an open of the recorder's library (by its file name).
+// True for an open of one of the recorder's libraries (by its file name).
 bool OpensRecorderLibrary(const trace::Event& e) {
   if (e.spec().effect != Effect::kOpen) return false;
   const trace::CallSpec& spec = e.spec();
@@ -131,7 +131,9 @@ bool OpensRecorderLibrary(const trace::Event& e) {
     std::string_view path = e.args[i].s;
     size_t slash = path.rfind('/');
     std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    return name.substr(0, 15) == "libiorr-preload";
+    // libiorr-preload.so, and libiorr-audit.so (recorder/audit.h), loaded before anything
+    // could record it.
+    return name.substr(0, 15) == "libiorr-preload" || name.substr(0, 13) == "libiorr-audit";
   }
   return false;
 }

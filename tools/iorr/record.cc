@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -423,6 +424,17 @@ void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
   _exit(rec::kExitNotFound);
 }
 
+// Whether pidfd_getfd works here (Linux 5.6 and later, no seccomp filter refusing it): the
+// recording library's writer threads then work in fd tables of their own.
+bool ProbePidfdGetfd(int some_fd) {
+  long pidfd = syscall(SYS_pidfd_open, getpid(), 0);
+  if (pidfd < 0) return false;
+  long fd = syscall(SYS_pidfd_getfd, pidfd, some_fd, 0);
+  if (fd >= 0) ::close(static_cast<int>(fd));
+  ::close(static_cast<int>(pidfd));
+  return fd >= 0;
+}
+
 // ---- summary ----
 
 std::string HumanBytes(uint64_t n) {
@@ -634,6 +646,7 @@ int Run(const Options& o) {
   shared->slots = rec::kSharedSlots;
   shared->version = 2;
   shared->tsc_ns_q32 = CalibrateTsc(clock_start);
+  shared->pidfd_getfd = ProbePidfdGetfd(fd) ? 1 : 0;
   shared->magic = rec::kSharedMagic;
   // iorr record's decoding of libc's and the loader's system call sites (below), joined on
   // every way out: the shared state it writes must outlive it.
@@ -662,11 +675,19 @@ int Run(const Options& o) {
   }
 
   // 3. The program's environment: the launcher's, plus the library and the protocol variables.
-  std::string old_preload;
+  std::string old_preload, old_audit;
   if (const char* p = std::getenv("LD_PRELOAD")) old_preload = p;
-  const std::string_view ours[] = {"LD_PRELOAD",        rec::kEnvTraceFd,   rec::kEnvSharedFd,
-                                   rec::kEnvTimeUnit,   rec::kEnvStartNs,   rec::kEnvLib,
-                                   rec::kEnvReinjected, rec::kEnvExecStart, rec::kEnvLock};
+  if (const char* p = std::getenv("LD_AUDIT")) old_audit = p;
+  // The audit module beside the library catches the calls made before the library starts (the
+  // dynamic loader's, constructors'): recorder/audit.h. IORR_AUDIT=0 leaves it out.
+  std::string audit = lib.substr(0, lib.rfind('/') + 1) + "libiorr-audit.so";
+  const char* audit_knob = std::getenv("IORR_AUDIT");
+  if ((audit_knob != nullptr && std::string_view(audit_knob) == "0") ||
+      ::access(audit.c_str(), R_OK) != 0 || audit.find_first_of(": ") != std::string::npos)
+    audit.clear();
+  const std::string_view ours[] = {
+      "LD_PRELOAD",     "LD_AUDIT",   rec::kEnvTraceFd,    rec::kEnvSharedFd,  rec::kEnvTimeUnit,
+      rec::kEnvStartNs, rec::kEnvLib, rec::kEnvReinjected, rec::kEnvExecStart, rec::kEnvLock};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
@@ -674,6 +695,10 @@ int Run(const Options& o) {
     if (std::find(std::begin(ours), std::end(ours), name) == std::end(ours)) env.emplace_back(kv);
   }
   env.push_back("LD_PRELOAD=" + lib + (old_preload.empty() ? "" : ":" + old_preload));
+  if (!audit.empty())
+    env.push_back("LD_AUDIT=" + audit + (old_audit.empty() ? "" : ":" + old_audit));
+  else if (!old_audit.empty())
+    env.push_back("LD_AUDIT=" + old_audit);
   env.push_back(std::string(rec::kEnvTraceFd) + "=" + std::to_string(child_fd));
   env.push_back(std::string(rec::kEnvSharedFd) + "=" + std::to_string(shm_fd));
   env.push_back(std::string(rec::kEnvTimeUnit) + "=" + std::to_string(o.time_unit_ns));

@@ -1147,9 +1147,9 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
 
 // The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
 bool IsProtocolVar(const char* s) {
-  static const char* const kVars[] = {kEnvTraceFd,   kEnvSharedFd, kEnvTimeUnit,
-                                      kEnvStartNs,   kEnvLib,      kEnvReinjected,
-                                      kEnvExecStart, kEnvLock,     kEnvTraced};
+  static const char* const kVars[] = {kEnvTraceFd, kEnvSharedFd,   kEnvTimeUnit,  kEnvStartNs,
+                                      kEnvLib,     kEnvReinjected, kEnvExecStart, kEnvLock,
+                                      kEnvTraced,  kEnvAuditAdded};
   for (const char* v : kVars) {
     size_t n = strlen(v);
     if (strncmp(s, v, n) == 0 && s[n] == '=') return true;
@@ -1172,15 +1172,17 @@ void Unsetenv(const char* name) {
   if (w) *w = nullptr;
 }
 
-// LD_PRELOAD without our library (for a program we re-injected into).
-void RemoveSelfFromPreload() {
+// NAME (LD_PRELOAD, LD_AUDIT) without `first`, which the library put in front of it (for a
+// program we re-injected into); the variable goes when nothing else is left in it.
+void RemoveFirstFromList(const char* name, const char* first) {
+  size_t len = strlen(name);
   for (char** p = environ; p && *p; ++p) {
-    if (strncmp(*p, "LD_PRELOAD=", 11) != 0) continue;
-    char* v = *p + 11;
-    size_t n = strlen(g_lib);
-    if (strncmp(v, g_lib, n) == 0 && (v[n] == ':' || v[n] == ' ' || v[n] == 0)) {
+    if (strncmp(*p, name, len) != 0 || (*p)[len] != '=') continue;
+    char* v = *p + len + 1;
+    size_t n = strlen(first);
+    if (strncmp(v, first, n) == 0 && (v[n] == ':' || v[n] == ' ' || v[n] == 0)) {
       if (v[n] == 0) {
-        Unsetenv("LD_PRELOAD");
+        Unsetenv(name);
       } else {
         memmove(v, v + n + 1, strlen(v + n + 1) + 1);
       }
@@ -1188,6 +1190,8 @@ void RemoveSelfFromPreload() {
     return;
   }
 }
+
+void RemoveSelfFromPreload() { RemoveFirstFromList("LD_PRELOAD", g_lib); }
 
 long ParseLong(const char* s, long dflt) {
   if (s == nullptr || *s == 0) return dflt;
@@ -1502,6 +1506,10 @@ __attribute__((constructor(102))) void Init() {
     int dir = slash ? static_cast<int>(slash - g_lib) : 0;
     snprintf(g_audit_lib, sizeof(g_audit_lib), "%.*s%slibiorr-audit.so", dir, g_lib,
              slash ? "/" : "");
+  }
+  if (getenv(kEnvAuditAdded)) {
+    Unsetenv(kEnvAuditAdded);
+    RemoveFirstFromList("LD_AUDIT", g_audit_lib);
   }
   RecordExecFromEnv();
   RecordAuditLog();
@@ -1964,10 +1972,16 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // A debugger's inferior runs without the audit module, whose trapped calls would be signal
   // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
   bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee);
+  // The audit module goes with the library into an image whose environment lacks it (the
+  // program cleared it), when this image had it: that image takes it out again (kEnvAuditAdded).
+  const char* audit = GetEnv(const_cast<char**>(envp), "LD_AUDIT", 8);
+  bool add_audit = g_audit_image && !traced && g_audit_lib[0] != 0 &&
+                   (audit == nullptr || strstr(audit, g_audit_lib) == nullptr);
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
     if (IsProtocolVar(s)) continue;  // rewritten below with current values
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
+    if (add_audit && strncmp(s, "LD_AUDIT=", 9) == 0) continue;
     if (traced && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
         strstr(s, g_audit_lib) != nullptr) {
       // LD_AUDIT without ours (the others kept, in order).
@@ -2029,6 +2043,20 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     char lock[64];
     snprintf(lock, sizeof(lock), "%d:%u:%u", lock_fd, entry, pid);
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
+  }
+  if (add_audit) {
+    if (audit != nullptr && *audit != 0) {
+      if (n >= cap - 1 ||
+          used + strlen(g_audit_lib) + strlen(audit) + 12 >= static_cast<size_t>(buf_cap))
+        return false;
+      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "LD_AUDIT=%s:%s",
+                       g_audit_lib, audit);
+      out[n++] = buf + used;
+      used += w + 1;
+    } else if (!add("LD_AUDIT=%s", g_audit_lib, 0)) {
+      return false;
+    }
+    if (!add("IORR_AUDIT_ADDED=%s", "1", 0)) return false;
   }
   if (traced && !add("IORR_TRACED=%s", "1", 0)) return false;
   out[n] = nullptr;

@@ -26,6 +26,9 @@ inline constexpr const char* kEnvLock = "IORR_LOCK";
 // inferior): the new image, still traced, records through its wrappers only (every trap of
 // Syscall User Dispatch would be a signal stop for the tracer).
 inline constexpr const char* kEnvTraced = "IORR_TRACED";
+// Internal: "1" when the library put the audit module (audit.h) back into LD_AUDIT for an exec
+// whose environment lacked it; the new image takes it out of its environ again.
+inline constexpr const char* kEnvAuditAdded = "IORR_AUDIT_ADDED";
 
 // Exit codes of the launcher for its own failures (as env and timeout use them).
 inline constexpr int kExitRecorderError = 125;

@@ -36,8 +36,11 @@ elif ! dump_has env.iorr 'execve("/usr/bin/ls"'; then
   fail "env -i: the ls started from a scrubbed environment was not recorded"
 elif ! dump_has env.iorr 'getdents64'; then
   fail "env -i: ls's calls are missing"
+elif [[ -f $(dirname "$iorr")/../lib/libiorr-audit.so ]] &&
+     [[ $(grep -c 'caught by the audit module' env.iorr.txt) != $(grep -c 'exec-ok' env.iorr.txt) ]]; then
+  fail "env -i: the loader's calls of $(grep -c 'caught by the audit module' env.iorr.txt) of $(grep -c 'exec-ok' env.iorr.txt) images recorded"
 else
-  ok "env -i: same environment, child recorded"
+  ok "env -i: same environment, child recorded (the loader's calls of every image too)"
 fi
 
 # 2. SIGKILL mid-run: the trace reads up to the last flushed frame; status 137.

@@ -204,8 +204,9 @@ bool TraceReader::NextChunk(Chunk* chunk) {
     }
     if (Crc32c(rec, size - 4) != Le32(rec + size - 4)) {
       if (!options_.salvage) return Fail(rec_offset, "corrupt trace: record checksum mismatch");
-      consume(8 + size);  // the size may be wrong too; the next magic check catches that
-      ++info_.skipped_records;
+      // Its size may be wrong too (a record cut short, with whole ones after it): look for the
+      // next record from the byte after this one's start.
+      if (!Resync()) return false;
       continue;
     }
     auto type = static_cast<RecordType>(rec[0]);
@@ -261,12 +262,14 @@ bool TraceReader::NextChunk(Chunk* chunk) {
               (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "payload size mismatch");
       }
     }
-    consume(total);
     if (damaged) {
       if (!options_.salvage) return Fail(rec_offset, why);
-      ++info_.skipped_chunks;
+      // The payload's size may be wrong (a chunk cut short, with whole records after it): look
+      // for the next record from the byte after this one's start, not past the size it claims.
+      if (!Resync()) return false;
       continue;
     }
+    consume(total);
     chunk->meta = m;
     chunk->offset = rec_offset;
     chunk->sequence = chunks_++;

@@ -449,6 +449,18 @@ TEST(TraceFormat, TornRecordsInTheMiddleAreRepaired) {
     EXPECT_EQ(ReadAll(path).size(), data.size() - len + (keep < 8 ? 0 : keep));
   }
 
+  // Unrepaired, a salvaging reader skips the piece alone, not the whole records after it that
+  // the size its header claims would cover.
+  {
+    WriteAll(path, data.substr(0, at) + data.substr(at, len - 1) + data.substr(at + len));
+    TraceReader::Options salvage;
+    salvage.salvage = true;
+    Status st;
+    auto back = ReadMerged(path, &st, salvage);
+    EXPECT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(back.size(), events.size() - 1000);
+  }
+
   // Two pieces, one of each kind; and a piece at the very end stays (the reader cuts it).
   auto [at2, len2] = recs[recs.size() / 4];
   WriteAll(path, data.substr(0, at2) + data.substr(at2, 3) +

@@ -1875,6 +1875,9 @@ thread_local bool t_holds_writer __attribute__((tls_model("initial-exec"))) = fa
 void FlushAllAndHold() {
   FlushAll();
   if (!g_on || t_vm_child || t_holds_writer) return;
+  // Not in a task of another process on this memory (a raw clone(CLONE_VM) child, which the
+  // library does not see as a vfork child): its exit or exec would leave the lock held for ever.
+  if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
   long self = Gettid();
   if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // a handler inside Service
   Lock(g_writer_lock);

@@ -1754,6 +1754,42 @@ else
   echo "skip: vector register case: no AVX-512"
 fi
 
+# A raw clone(CLONE_VM) child (not a vfork the library sees) that execs or _exits: its exit or
+# exec must not keep the parent's writer lock (a hang at the parent's exit).
+cat > cvm.c << 'C'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int child(void* how) {
+  if (strcmp(how, "exec") == 0) execl("/bin/true", "true", (char*)0);
+  _exit(0);
+}
+int main(int argc, char** argv) {
+  char* st = malloc(1 << 20);
+  pid_t p = clone(child, st + (1 << 20), CLONE_VM | CLONE_VFORK | SIGCHLD, argv[1]);
+  int s;
+  waitpid(p, &s, 0);
+  printf("child status %d\n", WEXITSTATUS(s));
+  return argc;
+}
+C
+if cc -O1 cvm.c -o cvm 2> /dev/null; then
+  for how in exec exit; do
+    out=$(timeout 30 "$iorr" record -q -o cvm.iorr -- ./cvm "$how")
+    st=$?
+    if [[ $st == 2 && $out == "child status 0" ]]; then
+      ok "clone(CLONE_VM) child that ${how}s: the parent ends (status $st)"
+    else
+      fail "clone(CLONE_VM) child that ${how}s: status $st (124: hung), output '$out'"
+    fi
+  done
+fi
+
 # The audit module (recorder/audit.h) without the recorder: it arms, keeps calls until its log
 # is full, then ends it; the program runs as without it, past the full log too.
 audit=$(dirname "$iorr")/../lib/libiorr-audit.so

@@ -540,7 +540,11 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet, bool repaired = f
     c.pids.insert(chunk.meta.pid);
   }
   c.unrecorded_execs = UnrecordedExecs(r.info().notes);
-  if (!r.status().ok() && !repaired && RepairTorn(fd, trace, quiet)) {
+  // A piece of a record in the middle reads as an error, or, when the size it claims runs past
+  // the end of the file, as an incomplete record at the end: repaired first either way, so that
+  // the cut below never takes whole records with it.
+  if ((!r.status().ok() || r.info().truncated_bytes > 0) && !repaired &&
+      RepairTorn(fd, trace, quiet)) {
     Counts again = ScanTrace(fd, trace, quiet, true);
     again.problem = true;
     return again;

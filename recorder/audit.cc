@@ -95,9 +95,9 @@ struct KSigaction {
 };
 
 extern "C" void iorr_audit_restore_rt();
-// SIGSYS's restorer, followed by what leads the recording library to the log (FindAuditLog in
-// preload.cc reads it through the restorer address the kernel holds): a magic and the log's
-// offset from the end of the magic, which the static linker fills in (no relocation at load).
+// SIGSYS's restorer, followed by what leads the recording library to the log (TakeOverFromAudit
+// in preload.cc finds it in this module's code): a magic and the log's offset from the end of
+// the magic, which the static linker fills in (no relocation at load).
 asm(".text\n"
     ".p2align 4\n"
     "iorr_audit_restore_rt:\n"
@@ -111,8 +111,15 @@ asm(".text\n"
 extern "C" char __ehdr_start[] __attribute__((visibility("hidden")));
 extern "C" char etext[] __attribute__((visibility("hidden")));
 
+// Ends the log: dispatch disarmed, and SIGSYS's action put back (a fork child, an exec'd image
+// or a query sees the program's again). The recording library finds the log by the module's
+// code, not by the handler (preload.cc, TakeOverFromAudit).
 void EndLog(int nr) {
   Raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+  if (iorr_audit_log.old_sigsys_valid) {
+    Raw(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(iorr_audit_log.old_sigsys), 0, 8);
+    iorr_audit_log.old_sigsys_valid = 0;
+  }
   iorr_audit_log.end_reason = nr;
   iorr_audit_log.stop = 1;
 }
@@ -129,6 +136,20 @@ uint8_t* Reserve(uint32_t at, uint32_t n) {
 void Full() {
   ++iorr_audit_log.lost;
   EndLog(-1);
+}
+
+long g_pid = 0;  // the process's, for SafeRead
+
+// Copies up to n bytes from the program's address src, stopping at the first byte that cannot
+// be read (the kernel may have refused a call before reading its arguments): bytes copied.
+uint32_t SafeRead(uint8_t* dst, long src, uint32_t n) {
+  struct {
+    void* base;
+    unsigned long len;
+  } local = {dst, n}, remote = {reinterpret_cast<void*>(src), n};
+  long got = Raw(SYS_process_vm_readv, g_pid, reinterpret_cast<long>(&local), 1,
+                 reinterpret_cast<long>(&remote), 1, 0);
+  return got > 0 ? static_cast<uint32_t>(got) : 0;
 }
 
 void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
@@ -150,13 +171,39 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
   for (int i = 0; i < 6; ++i) {
     uint8_t kind = kCopy.copy[nr][i];
     if (kind == kNone || a[i] == 0 || fault) continue;
-    const auto* src = reinterpret_cast<const uint8_t*>(a[i]);
     uint32_t n = 0;
     switch (kind) {
-      case kString:
-        while (n < (1u << 16) && src[n] != 0) ++n;
-        ++n;  // the NUL
-        break;
+      case kString: {  // read in steps up to its NUL (at most 64 KiB, as the recording reads)
+        uint32_t room = kAuditLogBytes - end;
+        if (room < 16) {
+          Full();
+          return;
+        }
+        uint32_t limit = room - 8 < (1u << 16) - 1 ? room - 8 : (1u << 16) - 1;
+        uint8_t* dst = iorr_audit_log.data + end;
+        bool nul = false;
+        while (n < limit && !nul) {
+          uint32_t step = limit - n < 256 ? limit - n : 256;
+          uint32_t got = SafeRead(dst + n, a[i] + n, step);
+          for (uint32_t j = 0; j < got; ++j)
+            if (dst[n + j] == 0) {
+              got = j;
+              nul = true;
+              break;
+            }
+          n += got;
+          if (got < step && !nul) break;  // unreadable from here on
+        }
+        if (n == 0 && !nul) {  // nothing readable: recorded as NULL
+          e->args[i] = 0;
+          continue;
+        }
+        dst[n++] = 0;
+        e->args[i] = end - at;
+        e->copied = static_cast<uint16_t>(e->copied | (1u << i));
+        end += (n + 7) & ~7u;
+        continue;
+      }
       case kIovec: {
         long count = i + 1 < 6 ? a[i + 1] : 0;
         if (count < 0) count = 0;
@@ -176,7 +223,12 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
       Full();
       return;
     }
-    for (uint32_t j = 0; j < n; ++j) dst[j] = src[j];
+    uint32_t got = SafeRead(dst, a[i], n);
+    if (got == 0 && n > 0) {  // nothing readable: recorded as NULL
+      e->args[i] = 0;
+      continue;
+    }
+    for (uint32_t j = got; j < n; ++j) dst[j] = 0;  // the rest of a partly readable array
     e->args[i] = end - at;
     e->copied = static_cast<uint16_t>(e->copied | (1u << i));
     end += (n + 7) & ~7u;
@@ -189,6 +241,13 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
 void Handler(int, siginfo_t* info, void* ctx) {
   auto* uc = static_cast<ucontext_t*>(ctx);
   greg_t* r = uc->uc_mcontext.gregs;
+  if (info->si_code != 2) {  // not a trap (SYS_USER_DISPATCH): a SIGSYS sent by someone
+    // SIGSYS's action was the default (la_version): end the log, put it back, and let the
+    // signal do what it would have done (terminate, with a core).
+    EndLog(SIGSYS + 1000);  // SIG_DFL again
+    Raw(SYS_tgkill, Raw(SYS_getpid), Raw(SYS_gettid), SIGSYS);
+    return;
+  }
   long nr = info->si_syscall;
   long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
   // Calls that cannot be made from here (a new task or image would start in this handler's
@@ -209,10 +268,13 @@ void Handler(int, siginfo_t* info, void* ctx) {
     case SYS_rt_sigaction:
       reissue = a[0] == SIGSYS && a[1] != 0;  // a new handler: a query is made here
       break;
-    case SYS_rt_sigprocmask:
+    case SYS_rt_sigprocmask: {
+      uint64_t set = 0;
       reissue = a[1] != 0 && a[0] != SIG_UNBLOCK &&
-                (*reinterpret_cast<const uint64_t*>(a[1]) & (1ull << (SIGSYS - 1)));
+                SafeRead(reinterpret_cast<uint8_t*>(&set), a[1], 8) == 8 &&
+                (set & (1ull << (SIGSYS - 1)));
       break;
+    }
     default:
       break;
   }
@@ -227,6 +289,13 @@ void Handler(int, siginfo_t* info, void* ctx) {
   long ret = Raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   uint64_t t1 = keep ? Tsc() : 0;
   r[REG_RAX] = ret;
+  // The handler runs with the interrupted context's mask (SA_NODEFER, no sa_mask), which its
+  // rt_sigreturn puts back: a change made here goes into that context.
+  if (nr == SYS_rt_sigprocmask && ret == 0 && a[1] != 0) {
+    uint64_t now = 0;
+    if (Raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
+      *reinterpret_cast<uint64_t*>(&uc->uc_sigmask) = now;
+  }
   if (keep) Keep(nr, a, ret, t0, t1);
 }
 
@@ -240,7 +309,18 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
   // Armed whether or not a recording library follows (the module cannot read the environment
   // without making calls of its own): without one, the log fills and then ends itself, so a
   // program run with LD_AUDIT but no recording traps a few thousand calls at most.
-  KSigaction act = {reinterpret_cast<void*>(&Handler), SA_SIGINFO | kSaRestorer,
+  // Not where SIGSYS is blocked (a trap would kill the process) or ignored (the program's
+  // choice, which a handler here would undo for its children).
+  uint64_t mask = 0;
+  KSigaction cur = {};
+  if (Raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&mask), 8) != 0 ||
+      (mask & (1ull << (SIGSYS - 1))) != 0 ||
+      Raw(SYS_rt_sigaction, SIGSYS, 0, reinterpret_cast<long>(&cur), 8) != 0 ||
+      cur.handler != nullptr)  // SIG_DFL
+    return LAV_CURRENT;
+  // SA_NODEFER: a signal delivered while a trapped call runs in the handler has its own
+  // handler's rt_sigreturn trap here too (with SIGSYS blocked, the kernel would kill).
+  KSigaction act = {reinterpret_cast<void*>(&Handler), SA_SIGINFO | SA_NODEFER | kSaRestorer,
                     iorr_audit_restore_rt, 0};
   KSigaction old = {};
   if (Raw(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(&act), reinterpret_cast<long>(&old),
@@ -251,6 +331,7 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
   iorr_audit_log.old_sigsys[2] = reinterpret_cast<uint64_t>(old.restorer);
   iorr_audit_log.old_sigsys[3] = old.mask;
   iorr_audit_log.old_sigsys_valid = 1;
+  g_pid = Raw(SYS_getpid);
   struct timespec ts;
   Raw(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&ts));
   iorr_audit_log.armed_tsc = Tsc();

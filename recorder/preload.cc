@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -1217,29 +1218,50 @@ int64_t g_audit_stop_ns = 0;
 bool g_audit_image = false;  // this image started under the audit module
 char g_audit_lib[4096];      // the module's path (beside this library)
 
-// Stops the audit module's log and disarms its dispatch, first thing in Init: the log is found
-// through the restorer of the SIGSYS handler the module installed (audit.cc), and SIGSYS gets
-// back the action it had before. Nothing happens without the module.
-void TakeOverFromAudit() {
-  struct {
-    void* handler;
-    unsigned long flags;
-    const uint8_t* restorer;
-    uint64_t mask;
-  } act = {};
-  if (RawSyscall6(SYS_rt_sigaction, SIGSYS, 0, reinterpret_cast<long>(&act), 8) != 0) return;
-  if (!(act.flags & 0x04000000) || act.restorer == nullptr) return;  // SA_RESTORER
+// The audit module's log, through the loader's list of objects of every namespace (the module
+// is in one of its own; r_debug_extended, glibc 2.35 and later): its code holds the restorer,
+// a magic and the log's offset (audit.cc).
+AuditLog* FindAuditLog() {
+  auto* dbg = static_cast<r_debug_extended*>(dlsym(RTLD_DEFAULT, "_r_debug"));
+  if (dbg == nullptr || dbg->base.r_version < 2) return nullptr;
+  static const char kName[] = "/libiorr-audit.so";
   static const uint8_t kCode[16] = {0xb8, 0x0f, 0,   0,   0,   0x0f, 0x05, 0xf4,
                                     'I',  'O',  'R', 'R', 'A', 'U',  'D',  'T'};
-  if (memcmp(act.restorer, kCode, sizeof(kCode)) != 0) return;
-  int32_t rel;
-  memcpy(&rel, act.restorer + 16, sizeof(rel));
-  auto* log = reinterpret_cast<AuditLog*>(const_cast<uint8_t*>(act.restorer) + 16 + rel);
-  if (log->magic != kAuditMagic) return;
+  for (r_debug_extended* d = dbg->r_next; d != nullptr; d = d->r_next) {  // past the default
+    for (link_map* l = d->base.r_map; l != nullptr; l = l->l_next) {
+      const char* name = l->l_name;
+      size_t len = name ? strlen(name) : 0;
+      if (len < sizeof(kName) - 1 || strcmp(name + len - (sizeof(kName) - 1), kName) != 0) continue;
+      const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(l->l_addr);  // first segment at 0
+      if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
+      const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(l->l_addr + eh->e_phoff);
+      for (int i = 0; i < eh->e_phnum; ++i) {
+        if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) continue;
+        const auto* code = reinterpret_cast<const uint8_t*>(l->l_addr + ph[i].p_vaddr);
+        for (size_t at = 0; at + sizeof(kCode) + 4 <= ph[i].p_memsz; ++at) {
+          if (memcmp(code + at, kCode, sizeof(kCode)) != 0) continue;
+          int32_t rel;
+          memcpy(&rel, code + at + 16, sizeof(rel));
+          auto* log = reinterpret_cast<AuditLog*>(const_cast<uint8_t*>(code) + at + 16 + rel);
+          return log->magic == kAuditMagic ? log : nullptr;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+// Stops the audit module's log and disarms its dispatch, first thing in Init, and puts SIGSYS's
+// action back. Nothing happens without the module, or where it did not arm.
+void TakeOverFromAudit() {
+  AuditLog* log = FindAuditLog();
+  if (log == nullptr) return;
   log->stop = 1;
   RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
-  if (log->old_sigsys_valid)
+  if (log->old_sigsys_valid) {
     RawSyscall6(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(log->old_sigsys), 0, 8);
+    log->old_sigsys_valid = 0;
+  }
   __builtin_ia32_lfence();
   g_audit_stop_tsc = __builtin_ia32_rdtsc();
   g_audit_stop_ns = MonoNs();
@@ -1316,21 +1338,19 @@ void AddAuditCalls(ThreadState* ts) {
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Without an exec before it (the recording's first process): the audit log's calls, covered
-// from the first one's start.
-void RecordAuditLog() {
+// An image whose exec nobody announced (IORR_EXEC_START: a spawn from inside libc, where no
+// wrapper saw the exec): nothing held the watermarks back since the exec, so the log's calls
+// could come after chunks other processes wrote as later; they are left out, and said so.
+void DropAuditLog() {
   if (g_audit == nullptr) return;
-  Call c;
-  if (!BeginCall(&c)) {
-    g_audit = nullptr;
-    return;
-  }
-  int64_t first = c.start;
-  if (g_audit->used >= sizeof(AuditEntry))
-    first = std::min(first,
-                     AuditTime(*g_audit, reinterpret_cast<AuditEntry*>(g_audit->data)->start_tsc));
-  t_state->slot->in_call_since.store(first, std::memory_order_seq_cst);
-  EndCallWith(&c, [](ThreadState* ts) { AddAuditCalls(ts); });
+  char note[200];
+  snprintf(note, sizeof(note),
+           "capture %u: %u calls before the library started not recorded (no exec window to "
+           "place them in: an exec from inside libc)",
+           g_pid, g_audit->entries);
+  g_audit = nullptr;
+  WriteNote(note);
+  g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RecordExecFromEnv() {
@@ -1512,7 +1532,7 @@ __attribute__((constructor(102))) void Init() {
     RemoveFirstFromList("LD_AUDIT", g_audit_lib);
   }
   RecordExecFromEnv();
-  RecordAuditLog();
+  DropAuditLog();
   // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
   const char* dispatch = getenv("IORR_DISPATCH");
   if (getenv(kEnvTraced)) {  // a debugger's inferior: traced since before this image

@@ -1530,6 +1530,7 @@ __attribute__((constructor(102))) void Init() {
   if (getenv(kEnvAuditAdded)) {
     Unsetenv(kEnvAuditAdded);
     RemoveFirstFromList("LD_AUDIT", g_audit_lib);
+    RemoveFirstFromList("GLIBC_TUNABLES", kAuditTunable);
   }
   RecordExecFromEnv();
   DropAuditLog();
@@ -2004,7 +2005,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     const char* s = *p;
     if (IsProtocolVar(s)) continue;  // rewritten below with current values
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
-    if (add_audit && strncmp(s, "LD_AUDIT=", 9) == 0) continue;
+    if (add_audit && (strncmp(s, "LD_AUDIT=", 9) == 0 || strncmp(s, "GLIBC_TUNABLES=", 15) == 0))
+      continue;
     if (traced && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
         strstr(s, g_audit_lib) != nullptr) {
       // LD_AUDIT without ours (the others kept, in order).
@@ -2068,6 +2070,18 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
   if (add_audit) {
+    const char* tunables = GetEnv(const_cast<char**>(envp), "GLIBC_TUNABLES", 14);
+    if (tunables != nullptr && *tunables != 0) {
+      if (n >= cap - 1 ||
+          used + strlen(kAuditTunable) + strlen(tunables) + 18 >= static_cast<size_t>(buf_cap))
+        return false;
+      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "GLIBC_TUNABLES=%s:%s",
+                       kAuditTunable, tunables);
+      out[n++] = buf + used;
+      used += w + 1;
+    } else if (!add("GLIBC_TUNABLES=%s", kAuditTunable, 0)) {
+      return false;
+    }
     if (audit != nullptr && *audit != 0) {
       if (n >= cap - 1 ||
           used + strlen(g_audit_lib) + strlen(audit) + 12 >= static_cast<size_t>(buf_cap))

@@ -29,6 +29,10 @@ inline constexpr const char* kEnvTraced = "IORR_TRACED";
 // Internal: "1" when the library put the audit module (audit.h) back into LD_AUDIT for an exec
 // whose environment lacked it; the new image takes it out of its environ again.
 inline constexpr const char* kEnvAuditAdded = "IORR_AUDIT_ADDED";
+// What goes in front of GLIBC_TUNABLES with the audit module: with an audit module glibc sizes
+// the static TLS block before the program's libraries load, so theirs (and the library's) must
+// fit in its optional part (512 bytes by default; the library's alone takes 1,248).
+inline constexpr const char* kAuditTunable = "glibc.rtld.optional_static_tls=16384";
 
 // Exit codes of the launcher for its own failures (as env and timeout use them).
 inline constexpr int kExitRecorderError = 125;

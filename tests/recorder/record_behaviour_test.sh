@@ -1900,6 +1900,20 @@ C
       fail "audit module: status $st, '$got' against '$want'"
     fi
   fi
+  # A library with 4 KiB of initial-exec TLS: with an audit module glibc sizes static TLS before
+  # the program's libraries load; iorr record gives it room (GLIBC_TUNABLES, protocol.h).
+  printf '__thread char big[4096] __attribute__((tls_model("initial-exec")));\nchar* get(void) { big[0] = 1; return big; }\n' > tlslib.c
+  printf '#include <stdio.h>\nchar* get(void);\nint main(void) { printf("ok %%d\\n", get()[0]); return 0; }\n' > tlsmain.c
+  if cc -shared -fPIC tlslib.c -o libtlslib.so 2> /dev/null &&
+     cc tlsmain.c -o tlsmain -L. -ltlslib -Wl,-rpath,"$PWD" 2> /dev/null; then
+    out=$(IORR_AUDIT=1 timeout 30 "$iorr" record -q -o tls.iorr -- ./tlsmain 2>&1)
+    st=$?
+    if [[ $st == 0 && $out == "ok 1" ]]; then
+      ok "audit module: a library with 4 KiB of initial-exec TLS loads"
+    else
+      fail "audit module: a library with 4 KiB of initial-exec TLS: status $st, '$out'"
+    fi
+  fi
 else
   echo "skip: no audit module at $audit"
 fi

@@ -692,9 +692,10 @@ int Run(const Options& o) {
   if (audit_knob == nullptr || std::string_view(audit_knob) != "1" ||
       ::access(audit.c_str(), R_OK) != 0 || audit.find_first_of(": ") != std::string::npos)
     audit.clear();
-  const std::string_view ours[] = {
-      "LD_PRELOAD",     "LD_AUDIT",   rec::kEnvTraceFd,    rec::kEnvSharedFd,  rec::kEnvTimeUnit,
-      rec::kEnvStartNs, rec::kEnvLib, rec::kEnvReinjected, rec::kEnvExecStart, rec::kEnvLock};
+  const std::string_view ours[] = {"LD_PRELOAD",       "LD_AUDIT",        "GLIBC_TUNABLES",
+                                   rec::kEnvTraceFd,   rec::kEnvSharedFd, rec::kEnvTimeUnit,
+                                   rec::kEnvStartNs,   rec::kEnvLib,      rec::kEnvReinjected,
+                                   rec::kEnvExecStart, rec::kEnvLock};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
@@ -706,6 +707,14 @@ int Run(const Options& o) {
     env.push_back("LD_AUDIT=" + audit + (old_audit.empty() ? "" : ":" + old_audit));
   else if (!old_audit.empty())
     env.push_back("LD_AUDIT=" + old_audit);
+  if (!audit.empty()) {  // room in static TLS (protocol.h)
+    std::string tunables = rec::kAuditTunable;
+    if (const char* t = std::getenv("GLIBC_TUNABLES"); t != nullptr && *t != 0)
+      tunables += std::string(":") + t;
+    env.push_back("GLIBC_TUNABLES=" + tunables);
+  } else if (const char* t = std::getenv("GLIBC_TUNABLES")) {
+    env.push_back(std::string("GLIBC_TUNABLES=") + t);
+  }
   env.push_back(std::string(rec::kEnvTraceFd) + "=" + std::to_string(child_fd));
   env.push_back(std::string(rec::kEnvSharedFd) + "=" + std::to_string(shm_fd));
   env.push_back(std::string(rec::kEnvTimeUnit) + "=" + std::to_string(o.time_unit_ns));

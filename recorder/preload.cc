@@ -2038,18 +2038,20 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (n >= cap - 12) return false;
     out[n++] = *p;
   }
+  // NAME=ours, or NAME=ours:what the environment had.
+  auto prepend = [&](const char* name, const char* ours, const char* had) {
+    if (n >= cap - 1 || used >= buf_cap) return false;
+    int w =
+        had && *had
+            ? snprintf(buf + used, static_cast<size_t>(buf_cap - used), "%s=%s:%s", name, ours, had)
+            : snprintf(buf + used, static_cast<size_t>(buf_cap - used), "%s=%s", name, ours);
+    if (w < 0 || used + w >= buf_cap) return false;
+    out[n++] = buf + used;
+    used += w + 1;
+    return true;
+  };
   if (!has_lib) {
-    if (preload && *preload) {
-      if (n >= cap - 1 ||
-          used + strlen(g_lib) + strlen(preload) + 13 >= static_cast<size_t>(buf_cap))
-        return false;
-      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "LD_PRELOAD=%s:%s", g_lib,
-                       preload);
-      out[n++] = buf + used;
-      used += w + 1;
-    } else if (!add("LD_PRELOAD=%s", g_lib, 0)) {
-      return false;
-    }
+    if (!prepend("LD_PRELOAD", g_lib, preload)) return false;
     if (!add("IORR_REINJECTED=%s", "1", 0)) return false;
   }
   if (!add("IORR_FD=%ld", nullptr, g_trace_fd) || !add("IORR_SHM_FD=%ld", nullptr, g_shm_fd) ||
@@ -2070,30 +2072,10 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (!add("IORR_LOCK=%s", lock, 0)) return false;
   }
   if (add_audit) {
-    const char* tunables = GetEnv(const_cast<char**>(envp), "GLIBC_TUNABLES", 14);
-    if (tunables != nullptr && *tunables != 0) {
-      if (n >= cap - 1 ||
-          used + strlen(kAuditTunable) + strlen(tunables) + 18 >= static_cast<size_t>(buf_cap))
-        return false;
-      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "GLIBC_TUNABLES=%s:%s",
-                       kAuditTunable, tunables);
-      out[n++] = buf + used;
-      used += w + 1;
-    } else if (!add("GLIBC_TUNABLES=%s", kAuditTunable, 0)) {
+    if (!prepend("GLIBC_TUNABLES", kAuditTunable,
+                 GetEnv(const_cast<char**>(envp), "GLIBC_TUNABLES", 14)) ||
+        !prepend("LD_AUDIT", g_audit_lib, audit) || !add("IORR_AUDIT_ADDED=%s", "1", 0))
       return false;
-    }
-    if (audit != nullptr && *audit != 0) {
-      if (n >= cap - 1 ||
-          used + strlen(g_audit_lib) + strlen(audit) + 12 >= static_cast<size_t>(buf_cap))
-        return false;
-      int w = snprintf(buf + used, static_cast<size_t>(buf_cap - used), "LD_AUDIT=%s:%s",
-                       g_audit_lib, audit);
-      out[n++] = buf + used;
-      used += w + 1;
-    } else if (!add("LD_AUDIT=%s", g_audit_lib, 0)) {
-      return false;
-    }
-    if (!add("IORR_AUDIT_ADDED=%s", "1", 0)) return false;
   }
   if (traced && !add("IORR_TRACED=%s", "1", 0)) return false;
   out[n] = nullptr;

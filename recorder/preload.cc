@@ -645,10 +645,11 @@ void Service(bool force) {
 // range, here none), and the library's three fds are taken into it through a pidfd of the
 // process (pidfd_getfd copies an fd from the table of the process's main thread, the program's).
 // g_fd_move_lock keeps a program thread from moving them meanwhile (VacateFd). Without
-// pidfd_getfd (before Linux 5.6, or a seccomp filter; probed at load), or with the main thread
-// gone (its table with it), the writer shares the program's table as before. Returns false when
-// the writer was left with a table it cannot work in (a call failed half-way): it then goes.
-bool g_pidfd_getfd = false;  // ProbePidfdGetfd
+// pidfd_getfd (before Linux 5.6, or a seccomp filter; probed once by iorr record), or with the
+// main thread gone (its table with it), the writer shares the program's table as before.
+// Returns false when the writer was left with a table it cannot work in (a call failed
+// half-way): it then goes.
+bool g_pidfd_getfd = false;  // iorr record's probe (SharedState), false after a failure here
 bool PrivateFdTable() {
   if (!g_pidfd_getfd || LeaderZombie()) return true;
   Lock(g_fd_move_lock);
@@ -675,11 +676,6 @@ bool PrivateFdTable() {
   Unlock(g_fd_move_lock);
   return ok;
 }
-
-// At load, while no thread of the program runs beside the library (the fds it takes for a moment
-// are the lowest free ones): whether a pidfd of this process gives copies of its fds.
-// iorr record probed it once for the recording: no calls in the program's threads here.
-void ProbePidfdGetfd() { g_pidfd_getfd = g_shared->pidfd_getfd == 1; }
 
 void* WriterMain(void*) {
   t_done = true;
@@ -1269,7 +1265,8 @@ void TakeOverFromAudit() {
   g_audit_image = true;
 }
 
-// When the log's first call started (relative to the trace's start), or -1 without one.
+// The trace time (ns since its start) of a time stamp counter reading in the audit log,
+// interpolated between the module's arming and the library's takeover.
 int64_t AuditTime(const AuditLog& log, uint64_t tsc) {
   uint64_t span_tsc = g_audit_stop_tsc - log.armed_tsc;
   int64_t span_ns = g_audit_stop_ns - log.armed_ns;
@@ -1503,7 +1500,7 @@ __attribute__((constructor(102))) void Init() {
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
-  ProbePidfdGetfd();
+  g_pidfd_getfd = g_shared->pidfd_getfd == 1;
   TakeProcessEntry();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);

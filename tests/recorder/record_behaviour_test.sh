@@ -333,6 +333,18 @@ else
   echo "skip: threads-leaving-together cases: no C compiler"
 fi
 
+# torn_by_kill ERR DUMP: the dump's only complaint is the mark `iorr record` puts on a trace it
+# repaired, and the trace says what it repaired. A process SIGKILLed while its writer appends a
+# chunk can leave part of a record: the kernel stops a write to a regular file between pages when
+# a fatal signal is pending. The recorder cannot make its writes whole under SIGKILL; it repairs
+# the piece (or cuts it off the end) and marks the trace incomplete, correctly (the killed
+# process's unwritten events are lost). Any other warning, or the mark without a repair note,
+# still fails.
+torn_by_kill() {
+  [[ $(wc -l < "$1") -eq 1 ]] && grep -Eqx 'iorr: warning: .*: trace is marked incomplete \(see the trace notes\)' "$1" &&
+    grep -Eq '^# note: recorder: ([0-9]+ records? cut short in the middle|removed [0-9]+ bytes of an incomplete record)' "$2"
+}
+
 # A child killed with SIGKILL in the middle of a call never clears its thread slots; once its
 # liveness lock is gone the others' writers free them, so the rest of the run is written with
 # watermarks that move on (the lag stayed at the rest of the run, 1.5 s here, before).
@@ -352,10 +364,11 @@ elif ! grep -q 'process-gone' killed.dump; then
   fail "killed child: no process-gone note (watermark lag ${lag}s)"
 elif ! below "$lag" 0.6; then
   fail "killed child: watermarks held back ${lag}s"
-elif [[ -s killed.err ]]; then
+elif [[ -s killed.err ]] && ! torn_by_kill killed.err killed.dump; then
   fail "killed child: $(head -n 1 killed.err)"
 else
-  ok "killed child: its slots freed (process-gone note), largest watermark lag ${lag}s"
+  ok "killed child: its slots freed (process-gone note), largest watermark lag ${lag}s$(
+    [[ -s killed.err ]] && echo "; the kill tore a record, repaired: $(grep -o 'recorder: .*' killed.dump | head -n 1)")"
 fi
 
 # Liveness must never free a live process's slots: a fork-like clone sharing the fd table
@@ -1766,8 +1779,16 @@ st=$?
 "$iorr" dump torn.iorr > torn.dump 2> torn.dump.err
 dst=$?
 n=$(grep -c 'openat(AT_FDCWD, "tf' torn.dump)
+grep -v '^# note: recorder: ' torn.dump > torn.unnoted
+echo "iorr: warning: torn.iorr: bad frame magic at byte 1" > torn.other
 if [[ $st == 0 && $dst == 0 && $n == 40 ]] && grep -q 'cut short in the middle' torn.dump; then
-  ok "a piece of a record in the middle, claiming more than the file holds: repaired, 40 of 40 later opens kept"
+  # The killed-child case accepts this trace's warning, and only with the repair note.
+  if ! torn_by_kill torn.dump.err torn.dump || torn_by_kill torn.dump.err torn.unnoted ||
+    torn_by_kill torn.other torn.dump; then
+    fail "a piece of a record in the middle: torn_by_kill judges '$(head -n 1 torn.dump.err)' wrongly"
+  else
+    ok "a piece of a record in the middle, claiming more than the file holds: repaired, 40 of 40 later opens kept"
+  fi
 else
   fail "a piece of a record in the middle: record $st, dump $dst ($(head -n 1 torn.dump.err)), $n of 40 later opens, $(grep -c 'cut short' torn.dump) repair notes"
 fi

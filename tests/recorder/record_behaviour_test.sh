@@ -1935,6 +1935,34 @@ C
       fail "audit module: a library with 4 KiB of initial-exec TLS: status $st, '$out'"
     fi
   fi
+  # The room is carved from every thread's stack: a thread of PTHREAD_STACK_MIN must still
+  # start (pthread_create returned EINVAL with 16 KiB of room).
+  cat > smallstack.c << 'C'
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+static void* run(void* a) { return a; }
+int main(void) {
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  int r = pthread_attr_setstacksize(&at, PTHREAD_STACK_MIN);
+  pthread_t t;
+  int c = pthread_create(&t, &at, run, NULL);
+  if (c == 0) pthread_join(t, NULL);
+  printf("setstacksize %d, pthread_create %d\n", r, c);
+  return 0;
+}
+C
+  if cc -O1 -pthread smallstack.c -o smallstack 2> /dev/null; then
+    want=$(./smallstack)
+    got=$(IORR_AUDIT=1 timeout 30 "$iorr" record -q -o smallstack.iorr -- ./smallstack 2>&1)
+    st=$?
+    if [[ $st == 0 && $got == "$want" ]]; then
+      ok "audit module: a thread of PTHREAD_STACK_MIN starts ('$got')"
+    else
+      fail "audit module: a thread of PTHREAD_STACK_MIN: status $st, '$got' against '$want'"
+    fi
+  fi
 else
   echo "skip: no audit module at $audit"
 fi

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <initializer_list>
 
 #include "recorder/patch_plan.h"
@@ -335,6 +336,8 @@ int PatchCountSyscalls(long addr, long len) {
 }
 
 bool PatchInstall(char* why, size_t why_len) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   static Objects objs;
   objs.n = 0;
   objs.skip = reinterpret_cast<uintptr_t>(&iorr_patch_entry);
@@ -394,10 +397,13 @@ bool PatchInstall(char* why, size_t why_len) {
     }
   }
   g_patched = true;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   snprintf(why, why_len,
            "%d system call sites rewritten, %d left (calls of no interest); objects decoded here: "
-           "%d",
-           plan.nsite, plan.skipped, decoded);
+           "%d, %zu KiB of code swept; %.1f ms",
+           plan.nsite, plan.skipped, decoded, plan.swept >> 10,
+           static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 +
+               static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6);
   return true;
 }
 

@@ -47,14 +47,16 @@ constexpr int kMaxBranches = 4096;
 struct Plan {
   Site site[kMaxSites];
   int nsite = 0;
-  int skipped = 0;  // sites of calls of no interest
-  bool ok = true;   // false: a site of interest cannot be rewritten, or a decoding failed
+  int skipped = 0;   // sites of calls of no interest
+  size_t swept = 0;  // bytes of code decoded whole (objects with a candidate)
+  bool ok = true;    // false: a site of interest cannot be rewritten, or a decoding failed
   const char* why = nullptr;
   uintptr_t why_at = 0;
   // Empty again. (Not cleared as a whole: its pages are touched only as sites fill it.)
   void Reset() {
     nsite = 0;
     skipped = 0;
+    swept = 0;
     ok = true;
     why = nullptr;
   }
@@ -71,8 +73,10 @@ struct Objects {
 // but the vDSO and the one holding Objects::skip.
 int Collect(struct dl_phdr_info* info, size_t, void* data);
 // Decodes one object: its sites are appended to plan. False (and why) when the process must
-// keep dispatch because of it.
-bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len);
+// keep dispatch because of it. sweep_first: sweep the whole object at its first candidate, even
+// one that its function's own decoding shows to be bytes of another instruction (the way before
+// stop 16; tests compare the two).
+bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len, bool sweep_first = false);
 // An object's identity for the cache: its build ID and layout. False: not to be cached.
 bool Identity(const Object& o, PatchObject* id);
 // Offers a decoded object to the other processes of the recording.

@@ -348,6 +348,27 @@ bool Entered(uintptr_t lo, uintptr_t hi) {
   return false;
 }
 
+// Whether the instruction at a (len bytes) is a no-op: padding between functions (90, or
+// 0f 1f /0, after operand-size and segment prefixes).
+bool Padding(uintptr_t a, int len) {
+  const auto* b = reinterpret_cast<const uint8_t*>(a);
+  int i = 0;
+  while (i < len && (b[i] == 0x66 || b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
+                     b[i] == 0x64 || b[i] == 0x65))
+    ++i;
+  return (i == len - 1 && b[i] == 0x90) || (i + 1 < len && b[i] == 0x0f && b[i + 1] == 0x1f);
+}
+
+// A function's start, where decoding from the start of the function before it passes: on an
+// instruction start (pc == fn), or inside the padding before its code (glibc's signal
+// trampolines' FDEs start one byte early, inside a multi-byte nop). Bytes of data at the end of
+// the function before it put the decoding out of step, and a system call after them would read
+// as bytes of other instructions (patch_plan_test's case 2: it went unrewritten, its calls
+// unrecorded, before stop 16).
+bool ReachesStart(uintptr_t pc, int len, uintptr_t fn) {
+  return pc == fn || (pc < fn && pc + static_cast<uintptr_t>(len) > fn && Padding(pc, len));
+}
+
 void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
   uintptr_t fn, fe, fs;
   if (!FunctionOf(o, cand, &fn, &fe, &fs) || fs > fn || !InSegs(o, fs, fe - fs)) {
@@ -373,6 +394,15 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
     // would find the same instructions. Only the few around the candidate are decoded again.
     if (!TargetsAreStarts(fs, fe)) {
       Fail(plan, "a branch lands inside an instruction", fs);
+      return;
+    }
+    bool fn_start = IsStart(fn);  // (see ReachesStart)
+    for (uintptr_t a = fn; !fn_start && a > fs && a + 15 > fn;)
+      if (IsStart(--a))
+        fn_start =
+            ReachesStart(a, x::Decode(reinterpret_cast<const uint8_t*>(a), fe - a).length, fn);
+    if (!fn_start) {
+      Fail(plan, "its function starts inside an instruction", fn);
       return;
     }
     if (!IsStart(cand)) return;  // bytes of another instruction
@@ -404,12 +434,14 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       if (i == at - 1) nr = number_of(in, list[i]);
     }
   } else {
+    bool fn_start = false;
     for (uintptr_t pc = fs; pc < fe;) {
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
       if (in.length == 0) {
         Fail(plan, "cannot decode its function", pc);
         return;
       }
+      if (ReachesStart(pc, in.length, fn)) fn_start = true;
       if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
         Fail(plan, "function too large", pc);
         return;
@@ -424,6 +456,10 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       d.movable[n] = !in.branch && !in.rip_relative && !in.ends_flow;
       ++n;
       pc += static_cast<uintptr_t>(in.length);
+    }
+    if (!fn_start) {  // (see ReachesStart)
+      Fail(plan, "its function starts inside an instruction", fn);
+      return;
     }
     // A sweep that went out of step would show: every branch inside the swept code lands on the
     // start of an instruction.
@@ -578,13 +614,10 @@ bool Identity(const Object& o, PatchObject* id) {
 namespace {
 
 // Whether the bytes 0f 05 at cand are inside another instruction by the decoding of the
-// function holding them alone, from its start (the one PlanCandidate falls back on where the
-// object's sweep is out of step): decoded to its end, every branch inside it landing on an
-// instruction start, and cand not one. False when unsure (PlanCandidate then decides, after the
-// sweep of the whole object). Most objects hold the two bytes somewhere without a system call
-// (an immediate, a displacement): tar's libraries, 796 KiB of code, were swept whole for them,
-// about 10 ms of the program's thread. Left out for such a candidate is only the sweep's check
-// that no branch of the rest of the object lands inside one of its function's instructions.
+// function holding them alone, from where PlanCandidate's own fallback decodes it (the start of
+// the function before, fs): decoded to its end, the function's own start and every branch
+// inside it landing on instruction starts, and cand not one. False when unsure (the object is
+// then swept whole, as before).
 constexpr int kMaxLocalTargets = 1 << 16;
 bool InsideAnInstruction(const Object& o, uintptr_t cand) {
   uintptr_t fn, fe, fs;
@@ -596,10 +629,11 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
   // branch targets inside it, then whether each is an instruction start.
   static uintptr_t targets[kMaxLocalTargets];  // (touched only as far as used)
   int nbr = 0;
-  bool inside = false;
+  bool inside = false, fn_start = false;
   for (uintptr_t pc = fs; pc < fe;) {
     x::Insn in = decode(pc);
     if (in.length == 0 || pc == cand) return false;  // undecodable, or an instruction
+    if (ReachesStart(pc, in.length, fn)) fn_start = true;
     if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
     pc += static_cast<uintptr_t>(in.length);
     if (!in.branch) continue;
@@ -608,7 +642,7 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
     if (nbr >= kMaxLocalTargets) return false;
     targets[nbr++] = t;
   }
-  if (!inside) return false;
+  if (!inside || !fn_start) return false;  // (see ReachesStart)
   std::sort(targets, targets + nbr);
   int i = 0;
   for (uintptr_t pc = fs; pc < fe && i < nbr;) {
@@ -621,33 +655,55 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
 
 }  // namespace
 
+// Most objects hold the bytes 0f 05 somewhere without a system call (an immediate, a
+// displacement): tar's libraries, 796 KiB of code, were swept whole for them, about 10 ms of the
+// program's thread, and cc1's 20 MiB 247 ms. A candidate that InsideAnInstruction shows to be
+// bytes of another instruction is dropped without the sweep. As soon as one is not, the object
+// is swept and planned from its start as before, candidates already dropped included: an object
+// with a system call gets the plan it got before. One without any keeps the drops, which leave
+// out the sweep's check that no branch from elsewhere in the object lands inside an instruction
+// of their functions (a system call hidden by instructions that overlap, entered from another
+// function: no compiler makes such code).
 bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len, bool sweep_first) {
-  FreeTargets();  // swept at the first candidate
+  FreeTargets();  // swept at the first candidate that may be a system call
   struct Done {
     ~Done() { FreeTargets(); }
   } done;
-  for (int i = 0; i < o.nseg; ++i) {
-    const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
-    size_t n = o.seg[i].hi - o.seg[i].lo;
-    for (const uint8_t* p = b; n >= 2;) {
-      const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
-      if (q == nullptr) break;
-      if (q[1] == 0x05 && (sweep_first || g_targets_state != 0 ||
-                           !InsideAnInstruction(o, reinterpret_cast<uintptr_t>(q)))) {
+  bool dropped = false;  // candidates dropped without the sweep
+  for (bool again = true; again;) {
+    again = false;
+    for (int i = 0; i < o.nseg && !again; ++i) {
+      const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
+      size_t n = o.seg[i].hi - o.seg[i].lo;
+      for (const uint8_t* p = b; n >= 2;) {
+        const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
+        if (q == nullptr) break;
+        n -= static_cast<size_t>(q + 1 - p);
+        p = q + 1;
+        if (q[1] != 0x05) continue;
+        auto cand = reinterpret_cast<uintptr_t>(q);
         if (g_targets_state == 0) {
+          if (!sweep_first && InsideAnInstruction(o, cand)) {
+            dropped = true;
+            continue;
+          }
           SweepTargets(o);
-          for (int k = 0; k < o.nseg; ++k) plan->swept += o.seg[k].hi - o.seg[k].lo;
+          for (int k = 0; k < o.nseg && g_targets_state == 1; ++k)
+            plan->swept += o.seg[k].hi - o.seg[k].lo;
+          if (dropped) {  // plan the object from its start, with the sweep
+            again = true;
+            break;
+          }
         }
-        PlanCandidate(o, reinterpret_cast<uintptr_t>(q), plan);
+        PlanCandidate(o, cand, plan);
         if (!plan->ok) {
           snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",
                    static_cast<unsigned long>(plan->why_at - o.map_lo));
           return false;
         }
       }
-      n -= static_cast<size_t>(q + 1 - p);
-      p = q + 1;
     }
+    dropped = false;
   }
   return true;
 }

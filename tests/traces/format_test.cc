@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -591,6 +592,58 @@ TEST_F(ChunkEncoderTest, RepeatsAfterTheTableGrewAreReferences) {
   };
   uint64_t firsts = raw_size(6000), all = raw_size(12000);
   EXPECT_LT(all - firsts, 6000u * 8) << firsts << " " << all;
+}
+
+// Each section of the payload ends a zstd block of its own (Compress: a block's entropy tables
+// fit one section's values; rm -rf's trace 4.16 -> 3.77 bytes/event). The chunk's frame is
+// walked block by block (RFC 8878 3.1.1): one block per non-empty section at least, where one
+// frame of a few KiB would otherwise be a single block.
+TEST_F(ChunkEncoderTest, EachSectionEndsAZstdBlock) {
+  enc.Begin(0, 7, 7);
+  std::string name;
+  for (int i = 0; i < 2000; ++i) {
+    Event e;
+    e.call = CallId::pwrite64;  // fd, buffer, size, offset: calls, times, rets, fds, ints
+    e.start_ns = i * 3000;
+    e.end_ns = e.start_ns + 1000 + (i * 7919) % 5000;
+    e.args[0].i = 3 + i % 5;
+    e.args[2].i = 4096;
+    e.args[3].i = i * 4096;
+    e.ret = 4096;
+    ASSERT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk);
+    Event o;
+    o.call = CallId::openat;  // a path: string references and bytes
+    o.start_ns = o.end_ns = i * 3000 + 2000;
+    o.args[0].i = -100;
+    name = "dir" + std::to_string(i % 17) + "/file-" + std::to_string(i);
+    o.args[1].null = false;
+    o.args[1].s = name;
+    o.ret = 3;
+    ASSERT_EQ(enc.Add(o), ChunkEncoder::AddResult::kOk);
+  }
+  size_t n = enc.Finish(zc, 0, out.data(), out.size());
+  ASSERT_GT(n, 0u);
+  const uint8_t magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+  const uint8_t* f = std::search(out.data(), out.data() + n, magic, magic + 4);
+  ASSERT_NE(f, out.data() + n) << "no zstd frame in the chunk record";
+  const uint8_t* end = out.data() + n;
+  const uint8_t* p = f + 4;
+  uint8_t fhd = *p++;
+  int fcs_flag = fhd >> 6, single = (fhd >> 5) & 1, dict = fhd & 3;
+  p += single ? 0 : 1;  // window descriptor
+  p += dict == 0 ? 0 : (dict == 1 ? 1 : dict == 2 ? 2 : 4);
+  p += fcs_flag == 0 ? (single ? 1 : 0) : (fcs_flag == 1 ? 2 : fcs_flag == 2 ? 4 : 8);
+  int blocks = 0;
+  for (bool last = false; !last;) {
+    ASSERT_LE(p + 3, end);
+    uint32_t h = p[0] | (p[1] << 8) | (p[2] << 16);
+    last = h & 1;
+    uint32_t type = (h >> 1) & 3, size = h >> 3;
+    ASSERT_NE(type, 3u) << "reserved block type";
+    p += 3 + (type == 1 ? 1 : size);
+    ++blocks;
+  }
+  EXPECT_GE(blocks, 8) << "the sections share blocks";
 }
 
 // A getdents64 listing's names join the string table (format 2): removing the listed files

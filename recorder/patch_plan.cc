@@ -356,7 +356,8 @@ bool Padding(uintptr_t a, int len) {
   while (i < len && (b[i] == 0x66 || b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
                      b[i] == 0x64 || b[i] == 0x65))
     ++i;
-  return (i == len - 1 && b[i] == 0x90) || (i + 1 < len && b[i] == 0x0f && b[i + 1] == 0x1f);
+  return (i == len - 1 && b[i] == 0x90) ||
+         (i + 2 < len && b[i] == 0x0f && b[i + 1] == 0x1f && ((b[i + 2] >> 3) & 7) == 0);
 }
 
 // A function's start, where decoding from the start of the function before it passes: on an

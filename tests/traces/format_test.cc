@@ -644,6 +644,7 @@ TEST_F(ChunkEncoderTest, EachSectionEndsAZstdBlock) {
     ++blocks;
   }
   EXPECT_GE(blocks, 8) << "the sections share blocks";
+  EXPECT_EQ(p + ((fhd >> 2) & 1 ? 4 : 0), end) << "the blocks do not end the frame";
 }
 
 // A getdents64 listing's names join the string table (format 2): removing the listed files

@@ -142,8 +142,11 @@ bool InSegs(const Object& o, uintptr_t a, size_t len) {
 // *sweep_from: where to start decoding: the start of the function before it (an FDE may begin
 // inside the padding before its code: glibc's signal trampoline's FDE starts one byte early, so
 // that unwinders find it from a return address minus one).
+// *gap: for code between two FDEs, where the FDE before it ends (the decoding must pass there,
+// as through a function's start: see ReachesStart); else 0.
 bool FunctionOf(const Object& o, uintptr_t addr, uintptr_t* start, uintptr_t* end,
-                uintptr_t* sweep_from) {
+                uintptr_t* sweep_from, uintptr_t* gap) {
+  *gap = 0;
   const uint8_t* h = o.eh_hdr;
   if (h == nullptr || h[0] != 1) return false;
   const uint8_t* hend = reinterpret_cast<const uint8_t*>(o.map_hi);
@@ -225,6 +228,7 @@ bool FunctionOf(const Object& o, uintptr_t addr, uintptr_t* start, uintptr_t* en
     // so that unwinding stops there): swept from the previous function's start up to the next
     // one's.
     if (lo + 1 >= count) return false;
+    *gap = *end;
     *end = base + static_cast<uintptr_t>(static_cast<intptr_t>(table[2 * (lo + 1)]));
     if (addr >= *end) return false;
   }
@@ -371,8 +375,8 @@ bool ReachesStart(uintptr_t pc, int len, uintptr_t fn) {
 }
 
 void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
-  uintptr_t fn, fe, fs;
-  if (!FunctionOf(o, cand, &fn, &fe, &fs) || fs > fn || !InSegs(o, fs, fe - fs)) {
+  uintptr_t fn, fe, fs, gap;
+  if (!FunctionOf(o, cand, &fn, &fe, &fs, &gap) || fs > fn || !InSegs(o, fs, fe - fs)) {
     Fail(plan, "no function holds it", cand);
     return;
   }
@@ -397,13 +401,16 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       Fail(plan, "a branch lands inside an instruction", fs);
       return;
     }
-    bool fn_start = IsStart(fn);  // (see ReachesStart)
-    for (uintptr_t a = fn; !fn_start && a > fs && a + 15 > fn;)
-      if (IsStart(--a))
-        fn_start =
-            ReachesStart(a, x::Decode(reinterpret_cast<const uint8_t*>(a), fe - a).length, fn);
-    if (!fn_start) {
-      Fail(plan, "its function starts inside an instruction", fn);
+    auto reached = [&](uintptr_t where) {  // (see ReachesStart)
+      bool r = IsStart(where);
+      for (uintptr_t a = where; !r && a > fs && a + 15 > where;)
+        if (IsStart(--a))
+          r = ReachesStart(a, x::Decode(reinterpret_cast<const uint8_t*>(a), fe - a).length, where);
+      return r;
+    };
+    bool fn_start = reached(fn);
+    if (!fn_start || (gap != 0 && !reached(gap))) {
+      Fail(plan, "its function starts inside an instruction", fn_start ? gap : fn);
       return;
     }
     if (!IsStart(cand)) return;  // bytes of another instruction
@@ -435,7 +442,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       if (i == at - 1) nr = number_of(in, list[i]);
     }
   } else {
-    bool fn_start = false;
+    bool fn_start = false, gap_start = gap == 0;
     for (uintptr_t pc = fs; pc < fe;) {
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
       if (in.length == 0) {
@@ -443,6 +450,7 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
         return;
       }
       if (ReachesStart(pc, in.length, fn)) fn_start = true;
+      if (gap != 0 && ReachesStart(pc, in.length, gap)) gap_start = true;
       if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
         Fail(plan, "function too large", pc);
         return;
@@ -458,8 +466,8 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       ++n;
       pc += static_cast<uintptr_t>(in.length);
     }
-    if (!fn_start) {  // (see ReachesStart)
-      Fail(plan, "its function starts inside an instruction", fn);
+    if (!fn_start || !gap_start) {  // (see ReachesStart)
+      Fail(plan, "its function starts inside an instruction", fn_start ? gap : fn);
       return;
     }
     // A sweep that went out of step would show: every branch inside the swept code lands on the
@@ -621,8 +629,8 @@ namespace {
 // then swept whole, as before).
 constexpr int kMaxLocalTargets = 1 << 16;
 bool InsideAnInstruction(const Object& o, uintptr_t cand) {
-  uintptr_t fn, fe, fs;
-  if (!FunctionOf(o, cand, &fn, &fe, &fs) || fs > fn || !InSegs(o, fs, fe - fs)) return false;
+  uintptr_t fn, fe, fs, gap;
+  if (!FunctionOf(o, cand, &fn, &fe, &fs, &gap) || fs > fn || !InSegs(o, fs, fe - fs)) return false;
   auto decode = [fe](uintptr_t pc) {
     return x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
   };
@@ -630,11 +638,12 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
   // branch targets inside it, then whether each is an instruction start.
   static uintptr_t targets[kMaxLocalTargets];  // (touched only as far as used)
   int nbr = 0;
-  bool inside = false, fn_start = false;
+  bool inside = false, fn_start = false, gap_start = gap == 0;
   for (uintptr_t pc = fs; pc < fe;) {
     x::Insn in = decode(pc);
     if (in.length == 0 || pc == cand) return false;  // undecodable, or an instruction
     if (ReachesStart(pc, in.length, fn)) fn_start = true;
+    if (gap != 0 && ReachesStart(pc, in.length, gap)) gap_start = true;
     if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
     pc += static_cast<uintptr_t>(in.length);
     if (!in.branch) continue;
@@ -643,7 +652,7 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
     if (nbr >= kMaxLocalTargets) return false;
     targets[nbr++] = t;
   }
-  if (!inside || !fn_start) return false;  // (see ReachesStart)
+  if (!inside || !fn_start || !gap_start) return false;  // (see ReachesStart)
   std::sort(targets, targets + nbr);
   int i = 0;
   for (uintptr_t pc = fs; pc < fe && i < nbr;) {

@@ -172,7 +172,8 @@ TEST(PatchPlan, FunctionCheckFirstPlansAsTheWholeSweep) {
 // before. 2: a function ending with a data byte, so that decoding from the start of the function
 // before the next one runs through its real openat out of step, reading it as bytes of other
 // instructions: the sweep's verdict (the openat planned), not a drop (that function's own start
-// is not an instruction start of that decoding).
+// is not an instruction start of that decoding). 3: the same with the openat in code between two
+// FDEs, after an FDE that ends with a data byte: the end of that FDE must be reached too.
 TEST(PatchPlan, HandMadeCasesPlanAsTheWholeSweep) {
   MappedElf one(PLAN_CASE1), two(PLAN_CASE2);
   ASSERT_TRUE(one.ok());
@@ -188,6 +189,13 @@ TEST(PatchPlan, HandMadeCasesPlanAsTheWholeSweep) {
   EXPECT_EQ(quick2.ok, whole2.ok);
   EXPECT_EQ(quick2.why, whole2.why);
   EXPECT_EQ(quick2.sites, whole2.sites);
+  MappedElf three(PLAN_CASE3);
+  ASSERT_TRUE(three.ok());
+  Result whole3 = PlanOf(three.object(), true), quick3 = PlanOf(three.object(), false);
+  EXPECT_TRUE(!whole3.ok || whole3.sites.size() == 1) << "the sweep lost case 3's openat";
+  EXPECT_EQ(quick3.ok, whole3.ok);
+  EXPECT_EQ(quick3.why, whole3.why);
+  EXPECT_EQ(quick3.sites, whole3.sites);
 }
 
 // Objects holding the two bytes only inside other instructions are no longer swept whole; libc,

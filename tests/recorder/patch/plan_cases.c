@@ -1,5 +1,5 @@
 // Code for patch_plan_test: objects whose 0f 05 bytes the planning must judge as the sweep of
-// the whole object would. Mapped by the test, never run. Built twice: PLAN_CASE 1 and 2.
+// the whole object would. Mapped by the test, never run. Built three times: PLAN_CASE 1, 2 and 3.
 #if PLAN_CASE == 1
 __asm__(
     ".text\n"
@@ -39,4 +39,24 @@ __asm__(
     "  call after_data\n"
     "  ret\n"
     ".cfi_endproc\n.size calls_after_data, .-calls_after_data\n");
+#else
+__asm__(
+    ".text\n"
+    // Code between two FDEs (as glibc's clone child path) after a function whose FDE ends with a
+    // data byte: decoded from the function before, the gap's openat reads as bytes of other
+    // instructions. The end of that FDE must be an instruction start of the decoding.
+    ".globl data_at_fde_end\n.type data_at_fde_end,@function\n"
+    "data_at_fde_end:\n.cfi_startproc\n"
+    "  ret\n"
+    "  .byte 0xb8\n"
+    ".cfi_endproc\n"
+    "  movl $257, %eax\n"  // no FDE from here
+    "  syscall\n"
+    "  ret\n"
+    "  nop; nop; nop; nop\n"
+    ".size data_at_fde_end, .-data_at_fde_end\n"
+    ".globl after_gap\n.type after_gap,@function\n"
+    "after_gap:\n.cfi_startproc\n"
+    "  ret\n"
+    ".cfi_endproc\n.size after_gap, .-after_gap\n");
 #endif

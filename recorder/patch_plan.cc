@@ -374,6 +374,19 @@ bool ReachesStart(uintptr_t pc, int len, uintptr_t fn) {
   return pc == fn || (pc < fn && pc + static_cast<uintptr_t>(len) > fn && Padding(pc, len));
 }
 
+// What a decoding from the start of the function before must pass through (ReachesStart): the
+// function's start, and for code between two FDEs the end of the FDE before it (gap, 0: none).
+struct Boundaries {
+  uintptr_t fn, gap;
+  bool fn_passed = false, gap_passed = false;
+  void See(uintptr_t pc, int len) {
+    fn_passed = fn_passed || ReachesStart(pc, len, fn);
+    gap_passed = gap_passed || (gap != 0 && ReachesStart(pc, len, gap));
+  }
+  bool Passed() const { return fn_passed && (gap == 0 || gap_passed); }
+  uintptr_t Missed() const { return fn_passed ? gap : fn; }
+};
+
 void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
   uintptr_t fn, fe, fs, gap;
   if (!FunctionOf(o, cand, &fn, &fe, &fs, &gap) || fs > fn || !InSegs(o, fs, fe - fs)) {
@@ -442,15 +455,14 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       if (i == at - 1) nr = number_of(in, list[i]);
     }
   } else {
-    bool fn_start = false, gap_start = gap == 0;
+    Boundaries bounds{fn, gap};
     for (uintptr_t pc = fs; pc < fe;) {
       x::Insn in = x::Decode(reinterpret_cast<const uint8_t*>(pc), fe - pc);
       if (in.length == 0) {
         Fail(plan, "cannot decode its function", pc);
         return;
       }
-      if (ReachesStart(pc, in.length, fn)) fn_start = true;
-      if (gap != 0 && ReachesStart(pc, in.length, gap)) gap_start = true;
+      bounds.See(pc, in.length);
       if (n >= kMaxInsns || (in.branch && nbr >= kMaxBranches)) {
         Fail(plan, "function too large", pc);
         return;
@@ -466,8 +478,8 @@ void PlanCandidate(const Object& o, uintptr_t cand, Plan* plan) {
       ++n;
       pc += static_cast<uintptr_t>(in.length);
     }
-    if (!fn_start || !gap_start) {  // (see ReachesStart)
-      Fail(plan, "its function starts inside an instruction", fn_start ? gap : fn);
+    if (!bounds.Passed()) {
+      Fail(plan, "its function starts inside an instruction", bounds.Missed());
       return;
     }
     // A sweep that went out of step would show: every branch inside the swept code lands on the
@@ -638,12 +650,12 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
   // branch targets inside it, then whether each is an instruction start.
   static uintptr_t targets[kMaxLocalTargets];  // (touched only as far as used)
   int nbr = 0;
-  bool inside = false, fn_start = false, gap_start = gap == 0;
+  bool inside = false;
+  Boundaries bounds{fn, gap};
   for (uintptr_t pc = fs; pc < fe;) {
     x::Insn in = decode(pc);
     if (in.length == 0 || pc == cand) return false;  // undecodable, or an instruction
-    if (ReachesStart(pc, in.length, fn)) fn_start = true;
-    if (gap != 0 && ReachesStart(pc, in.length, gap)) gap_start = true;
+    bounds.See(pc, in.length);
     if (pc < cand && pc + static_cast<uintptr_t>(in.length) > cand) inside = true;
     pc += static_cast<uintptr_t>(in.length);
     if (!in.branch) continue;
@@ -652,7 +664,7 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
     if (nbr >= kMaxLocalTargets) return false;
     targets[nbr++] = t;
   }
-  if (!inside || !fn_start || !gap_start) return false;  // (see ReachesStart)
+  if (!inside || !bounds.Passed()) return false;
   std::sort(targets, targets + nbr);
   int i = 0;
   for (uintptr_t pc = fs; pc < fe && i < nbr;) {
@@ -665,57 +677,49 @@ bool InsideAnInstruction(const Object& o, uintptr_t cand) {
 
 }  // namespace
 
+// Calls f(address) for each pair of bytes 0f 05 in the object's executable segments, in order,
+// until f returns false. False when f did.
+template <class F>
+bool ForEachCandidate(const Object& o, F&& f) {
+  for (int i = 0; i < o.nseg; ++i) {
+    const auto* p = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
+    for (size_t n = o.seg[i].hi - o.seg[i].lo; n >= 2;) {
+      const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
+      if (q == nullptr) break;
+      n -= static_cast<size_t>(q + 1 - p);
+      p = q + 1;
+      if (q[1] == 0x05 && !f(reinterpret_cast<uintptr_t>(q))) return false;
+    }
+  }
+  return true;
+}
+
 // Most objects hold the bytes 0f 05 somewhere without a system call (an immediate, a
 // displacement): tar's libraries, 796 KiB of code, were swept whole for them, about 10 ms of the
-// program's thread, and cc1's 20 MiB 247 ms. A candidate that InsideAnInstruction shows to be
-// bytes of another instruction is dropped without the sweep. As soon as one is not, the object
-// is swept and planned from its start as before, candidates already dropped included: an object
-// with a system call gets the plan it got before. One without any keeps the drops, which leave
-// out the sweep's check that no branch from elsewhere in the object lands inside an instruction
-// of their functions (a system call hidden by instructions that overlap, entered from another
-// function: no compiler makes such code).
+// program's thread, and cc1's 20 MiB 247 ms. So the object is swept, and all its candidates
+// planned as before, only once a candidate is not one that InsideAnInstruction shows to be
+// bytes of another instruction: an object with a system call gets the plan it got before. One
+// without any is left without the sweep, which leaves out the sweep's check that no branch from
+// elsewhere in the object lands inside an instruction of those candidates' functions (a system
+// call hidden by instructions that overlap, entered from another function: no compiler makes
+// such code).
 bool PlanObject(const Object& o, Plan* plan, char* why, size_t why_len, bool sweep_first) {
-  FreeTargets();  // swept at the first candidate that may be a system call
+  if (ForEachCandidate(o, [&](uintptr_t c) { return !sweep_first && InsideAnInstruction(o, c); }))
+    return true;  // no candidate, or none that may be a system call
+  FreeTargets();
   struct Done {
     ~Done() { FreeTargets(); }
   } done;
-  bool dropped = false;  // candidates dropped without the sweep
-  for (bool again = true; again;) {
-    again = false;
-    for (int i = 0; i < o.nseg && !again; ++i) {
-      const auto* b = reinterpret_cast<const uint8_t*>(o.seg[i].lo);
-      size_t n = o.seg[i].hi - o.seg[i].lo;
-      for (const uint8_t* p = b; n >= 2;) {
-        const auto* q = static_cast<const uint8_t*>(memchr(p, 0x0f, n - 1));
-        if (q == nullptr) break;
-        n -= static_cast<size_t>(q + 1 - p);
-        p = q + 1;
-        if (q[1] != 0x05) continue;
-        auto cand = reinterpret_cast<uintptr_t>(q);
-        if (g_targets_state == 0) {
-          if (!sweep_first && InsideAnInstruction(o, cand)) {
-            dropped = true;
-            continue;
-          }
-          SweepTargets(o);
-          for (int k = 0; k < o.nseg && g_targets_state == 1; ++k)
-            plan->swept += o.seg[k].hi - o.seg[k].lo;
-          if (dropped) {  // plan the object from its start, with the sweep
-            again = true;
-            break;
-          }
-        }
-        PlanCandidate(o, cand, plan);
-        if (!plan->ok) {
-          snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",
-                   static_cast<unsigned long>(plan->why_at - o.map_lo));
-          return false;
-        }
-      }
-    }
-    dropped = false;
-  }
-  return true;
+  SweepTargets(o);
+  for (int k = 0; k < o.nseg && g_targets_state == 1; ++k) plan->swept += o.seg[k].hi - o.seg[k].lo;
+  if (ForEachCandidate(o, [&](uintptr_t c) {
+        PlanCandidate(o, c, plan);
+        return plan->ok;
+      }))
+    return true;
+  snprintf(why, why_len, "%s at %s+%#lx", plan->why, o.name[0] ? o.name : "the program",
+           static_cast<unsigned long>(plan->why_at - o.map_lo));
+  return false;
 }
 
 // Offers a decoded object to the other processes of the recording.

@@ -167,13 +167,15 @@ TEST(PatchPlan, FunctionCheckFirstPlansAsTheWholeSweep) {
   EXPECT_GE(compared, 3);
 }
 
-// Hand-made cases (tests/recorder/patch/plan_cases.c). 1: bytes 0f 05 inside an immediate, then
-// a real openat: planned from the start with the sweep once the real one shows, one site, as
-// before. 2: a function ending with a data byte, so that decoding from the start of the function
-// before the next one runs through its real openat out of step, reading it as bytes of other
-// instructions: the sweep's verdict (the openat planned), not a drop (that function's own start
-// is not an instruction start of that decoding). 3: the same with the openat in code between two
-// FDEs, after an FDE that ends with a data byte: the end of that FDE must be reached too.
+// Hand-made cases (tests/recorder/patch/plan_cases.c; case 2 is data_before_syscall.c, the
+// program the behaviour test runs). 1: bytes 0f 05 inside an immediate, then a real openat:
+// planned from the start with the sweep once the real one shows, one site, as before. 2: a
+// function ending with a data byte, so that decoding from the start of the function before the
+// next one runs through its real openat out of step, reading it as bytes of other instructions:
+// the sweep's verdict (the openat planned, or the object refused), not a drop (that function's
+// own start is not an instruction start of that decoding). 3: the same with the openat in code
+// between two FDEs, after an FDE that ends with a data byte: the end of that FDE must be reached
+// too.
 TEST(PatchPlan, HandMadeCasesPlanAsTheWholeSweep) {
   MappedElf one(PLAN_CASE1), two(PLAN_CASE2);
   ASSERT_TRUE(one.ok());

@@ -1,5 +1,6 @@
 // Code for patch_plan_test: objects whose 0f 05 bytes the planning must judge as the sweep of
-// the whole object would. Mapped by the test, never run. Built three times: PLAN_CASE 1, 2 and 3.
+// the whole object would. Mapped by the test, never run. Built twice: PLAN_CASE 1 and 3 (case 2
+// is data_before_syscall.c, the behaviour test's program).
 #if PLAN_CASE == 1
 __asm__(
     ".text\n"
@@ -16,29 +17,6 @@ __asm__(
     "  syscall\n"
     "  ret\n"
     ".cfi_endproc\n.size real_second, .-real_second\n");
-#elif PLAN_CASE == 2
-__asm__(
-    ".text\n"
-    // A function ending with a data byte (0xb8, the first byte of mov $imm32, %eax): decoded from
-    // the start of the function before it, the next function's system call reads as bytes of
-    // other instructions. Its own start is not an instruction start of that decoding.
-    ".globl data_before\n.type data_before,@function\n"
-    "data_before:\n.cfi_startproc\n"
-    "  ret\n"
-    "  .byte 0xb8\n"
-    ".cfi_endproc\n.size data_before, .-data_before\n"
-    ".globl after_data\n.type after_data,@function\n"
-    "after_data:\n.cfi_startproc\n"
-    "  movl $257, %eax\n"
-    "  syscall\n"
-    "  ret\n"
-    "  nop; nop; nop; nop\n"  // (so that the decoding out of step reaches the function's end)
-    ".cfi_endproc\n.size after_data, .-after_data\n"
-    ".globl calls_after_data\n.type calls_after_data,@function\n"
-    "calls_after_data:\n.cfi_startproc\n"
-    "  call after_data\n"
-    "  ret\n"
-    ".cfi_endproc\n.size calls_after_data, .-calls_after_data\n");
 #else
 __asm__(
     ".text\n"

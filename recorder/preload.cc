@@ -256,8 +256,15 @@ struct VforkSave {
   Call call;  // the parent's clone event
 };
 constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
-thread_local VforkSave t_vfork[kVforkNesting] __attribute__((tls_model("initial-exec")));
+// The first level in thread-local storage, deeper ones (a vfork child's own vfork) in a page
+// mapped at the first nested vfork and unmapped once the thread is back at level 0: static TLS
+// is carved from every thread's stack, and under an audit module it comes from a small fixed
+// surplus that other libraries' initial-exec TLS needs too (the sixteen levels took 1,152 of
+// the library's 1,248 bytes).
+thread_local VforkSave t_vfork0 __attribute__((tls_model("initial-exec")));
+thread_local VforkSave* t_vfork_more __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
+VforkSave& VforkLevel(int level) { return level == 0 ? t_vfork0 : t_vfork_more[level - 1]; }
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
 
@@ -2208,8 +2215,8 @@ void AfterForkChildOf(bool shared_files) {
 
 }  // namespace iorr::recorder
 
-using iorr::recorder::t_vfork;
 using iorr::recorder::t_vfork_level;
+using iorr::recorder::t_vfork_more;
 
 // What the entry returns: vfork's result in rax, the caller's address (to push and return to)
 // in rdx.
@@ -2225,11 +2232,14 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
               reinterpret_cast<long>(&old), 8);
-  if (t_vfork_level >= kVforkNesting) {  // sixteen vfork children deep: give up, loudly
+  if (t_vfork_level > 0 && t_vfork_more == nullptr)
+    t_vfork_more = static_cast<VforkSave*>(MapMemory(sizeof(VforkSave) * (kVforkNesting - 1)));
+  if (t_vfork_level >= kVforkNesting || (t_vfork_level > 0 && t_vfork_more == nullptr)) {
+    // Sixteen vfork children deep, or no memory for a nested one: give up, loudly.
     WriteNote("recorder: vfork nested too deep");
     RawSyscall6(SYS_exit_group, 127);
   }
-  VforkSave& v = t_vfork[t_vfork_level++];
+  VforkSave& v = VforkLevel(t_vfork_level++);
   v = VforkSave{};
   v.ret_addr = ret_addr;
   v.mask = old;
@@ -2250,7 +2260,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
 // In the child (pid 0 returned), before it returns into the caller.
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() {
   using namespace iorr::recorder;
-  VforkSave& v = t_vfork[t_vfork_level - 1];
+  VforkSave& v = VforkLevel(t_vfork_level - 1);
   // The parent's lock stays the parent's: this fd table's copy of it goes (the parent's table
   // keeps its own), found before this task counts as a vfork child (CurrentLockFd).
   int inherited = CurrentLockFd();
@@ -2293,7 +2303,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
 // recorded, what the child left written and its state unmapped.
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret) {
   using namespace iorr::recorder;
-  VforkSave& v = t_vfork[--t_vfork_level];
+  VforkSave& v = VforkLevel(--t_vfork_level);
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;
   t_state = v.state;
@@ -2340,8 +2350,14 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
     value = -1;
   }
   uintptr_t ret_addr = v.ret_addr;
+  uint64_t mask = v.mask;
+  if (t_vfork_level == 0 && t_vfork_more != nullptr) {  // no nested level is in use now
+    RawSyscall6(SYS_munmap, reinterpret_cast<long>(t_vfork_more),
+                static_cast<long>(sizeof(VforkSave) * (kVforkNesting - 1)));
+    t_vfork_more = nullptr;
+  }
   int saved = errno;
-  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask), 0, 8);
   errno = saved;
   return VforkReturn{value, ret_addr};
 }

@@ -1815,6 +1815,19 @@ void NoteTracee() {
   WriteNote(text);
 }
 
+bool g_noted_small_stack = false;
+void NoteSmallStack(size_t size) {
+  if (!g_on || g_noted_small_stack || !DispatchEnabled()) return;
+  g_noted_small_stack = true;
+  char text[200];
+  snprintf(text, sizeof(text),
+           "capture %u: a thread on a stack of the program's own memory of %zu bytes is recorded "
+           "through the PLT wrappers only (a trap's signal frame could overrun it); so is any "
+           "such thread after it",
+           TaskPid(), size);
+  WriteNote(text);
+}
+
 // The calling task's liveness lock fd: a vfork child's own, else the process's.
 int& CurrentLockFd() {
   static int none = -1;

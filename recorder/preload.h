@@ -110,6 +110,9 @@ void NoteAltStack(const stack_t& ss);
 void OnTraceMe();
 // The note for it ("capture PID: traced (PTRACE_TRACEME) ...").
 void NoteTracee();
+// A thread is about to start on a small stack of the program's own memory (`size` bytes),
+// recorded through the wrappers only: a note, once per process.
+void NoteSmallStack(size_t size);
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".

@@ -1216,11 +1216,12 @@ namespace {
 struct ThreadStart {
   void* (*fn)(void*);
   void* arg;
+  bool arm;  // false: a small stack of the program's own memory (see pthread_create)
 };
 void* ArmedStart(void* p) {
   ThreadStart s = *static_cast<ThreadStart*>(p);
   free(p);
-  iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
+  if (s.arm) iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
   void* r = s.fn(s.arg);
   iorr::recorder::NoteThreadExit(0);  // start_thread leaves with 0 (seen without dispatch too)
   return r;
@@ -1235,10 +1236,47 @@ IORR_EXPORT void pthread_exit(void* value) {
   __builtin_unreachable();
 }
 
+// Room for the recording on a thread stack the program sized small. glibc lets a thread start
+// with as little as 2 KiB of stack left after its static TLS, and the recording needs more: a
+// trapped call's signal frame (AT_MINSIGSTKSZ, 3.6 KiB with AVX-512 state), the library's own
+// frames (an exec's up to 25 KiB), and, under the audit module, the static TLS room iorr record
+// asks glibc for (protocol.h), carved from every thread's stack. A thread that a program sized
+// below kSmallStack gets kStackRoom more: unused, it is address space only. A stack of the
+// program's own memory cannot grow: a small one runs without dispatch (wrappers only, said in a
+// note), as a trap's signal frame alone could overrun it.
+constexpr size_t kSmallStack = 1 << 20;
+constexpr size_t kStackRoom = 64 << 10;
+
 IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
                                void* arg) {
   char saved = iorr::recorder::t_selector;
   iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run inside a handler
+  // The stack the thread will get: the attribute's (its size 0 reads as the process's default,
+  // which pthread_setattr_default_np may have made small).
+  pthread_attr_t probe, grown;
+  const pthread_attr_t* a = attr;
+  if (a == nullptr) {
+    pthread_attr_init(&probe);
+    a = &probe;
+  }
+  size_t size = 0, given_size = 0;
+  void* given = nullptr;
+  bool arm = true;
+  if (pthread_attr_getstacksize(a, &size) == 0 && size < kSmallStack &&
+      pthread_attr_getstack(a, &given, &given_size) == 0) {
+    // No stack of the program's: glibc 2.36 reports its address as null minus the size (later
+    // versions as null).
+    if (given == nullptr || reinterpret_cast<uintptr_t>(given) + given_size == 0) {
+      // A copy with more room (pthread_create only reads it; the copy shares the original's
+      // CPU set and signal mask, and is never destroyed).
+      memcpy(&grown, a, sizeof(grown));
+      if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0) attr = &grown;
+    } else {
+      arm = false;
+      iorr::recorder::NoteSmallStack(given_size);
+    }
+  }
+  if (a == &probe) pthread_attr_destroy(&probe);
   auto* s = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));
   int r;
   if (s == nullptr) {
@@ -1246,6 +1284,7 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
   } else {
     s->fn = fn;
     s->arg = arg;
+    s->arm = arm;
     r = REAL(pthread_create)(t, attr, ArmedStart, s);
     if (r != 0) free(s);
   }

@@ -1844,6 +1844,68 @@ if cc -O1 cvm.c -o cvm 2> /dev/null; then
   done
 fi
 
+# Small thread stacks. glibc starts a thread with 2 KiB of stack left after its static TLS; the
+# recording needs more (a trap's 3.6 KiB signal frame, a lazy binding's 2.7 KiB of vector state,
+# the audit module's TLS room), so the pthread_create wrapper gives a stack the program sized
+# small more room, and a small stack of the program's own memory runs without dispatch. Before:
+# a PTHREAD_STACK_MIN thread beside 8.5 KiB of the program's TLS died of SIGSEGV recorded (in
+# ArmedStart's lazy binding of free(), in a trap's signal frame). Each way: the thread doing
+# nothing, a file call, a raw syscall(); output and status as unrecorded, in every mode.
+cat > tinystack.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+__thread char own[8448];  // the program's TLS: PTHREAD_STACK_MIN less it leaves about 6 KiB
+static int mode;
+static void* run(void* a) {
+  own[0] = 1;
+  if (mode == 1) close(open("tinystack.c", O_RDONLY));
+  if (mode == 2) syscall(SYS_getppid);
+  return a;
+}
+int main(int argc, char** argv) {
+  mode = atoi(argv[1]);
+  int mine = argc > 2;  // on a stack of the program's own memory
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  static char stack[24576] __attribute__((aligned(4096)));  // PTHREAD_STACK_MIN + 8 KiB
+  int r = mine ? pthread_attr_setstack(&at, stack, sizeof(stack))
+               : pthread_attr_setstacksize(&at, PTHREAD_STACK_MIN);
+  pthread_t t;
+  int c = pthread_create(&t, &at, run, NULL);
+  if (c == 0) pthread_join(t, NULL);
+  printf("attr %d, pthread_create %d (%s)\n", r, c, c ? strerror(c) : "started");
+  return 0;
+}
+C
+if cc -O1 -pthread tinystack.c -o tinystack 2> /dev/null; then
+  for args in 0 1 2 "1 mine" "2 mine"; do
+    # shellcheck disable=SC2086
+    want=$(./tinystack $args 2>&1)
+    for how in default IORR_DISPATCH=0 IORR_PATCH=1 IORR_AUDIT=1; do
+      # shellcheck disable=SC2086
+      got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o tiny.iorr -- ./tinystack $args 2>&1)
+      st=$?
+      if [[ $st == 0 && $got == "$want" ]]; then
+        ok "tiny thread stack ($args, $how): '$got'"
+      else
+        fail "tiny thread stack ($args, $how): status $st, '$got' against '$want'"
+      fi
+    done
+  done
+  if "$iorr" dump tiny.iorr 2> /dev/null | grep -q "stack of the program's own memory"; then
+    ok "tiny thread stack of the program's own memory: noted"
+  else
+    fail "tiny thread stack of the program's own memory: no note"
+  fi
+fi
+
 # The audit module (recorder/audit.h) without the recorder: it arms, keeps calls until its log
 # is full, then ends it; the program runs as without it, past the full log too.
 audit=$(dirname "$iorr")/../lib/libiorr-audit.so

@@ -14,6 +14,7 @@
 #include <sys/ucontext.h>
 #include <time.h>
 
+#include "recorder/valgrind.h"
 #include "traces/calls.h"
 
 namespace iorr::recorder {
@@ -311,9 +312,11 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
   // program run with LD_AUDIT but no recording traps a few thousand calls at most.
   // Not where SIGSYS is blocked (a trap would kill the process) or ignored (the program's
   // choice, which a handler here would undo for its children).
+  // Nor on Valgrind (valgrind.h).
   uint64_t mask = 0;
   KSigaction cur = {};
-  if (Raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&mask), 8) != 0 ||
+  if (iorr::recorder::OnValgrind() ||
+      Raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&mask), 8) != 0 ||
       (mask & (1ull << (SIGSYS - 1))) != 0 ||
       Raw(SYS_rt_sigaction, SIGSYS, 0, reinterpret_cast<long>(&cur), 8) != 0 ||
       cur.handler != nullptr)  // SIG_DFL

@@ -43,6 +43,7 @@
 #include "recorder/audit.h"
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
+#include "recorder/valgrind.h"
 #include "traces/encoder.h"
 #include "traces/format.h"
 
@@ -1544,6 +1545,11 @@ __attribute__((constructor(102))) void Init() {
     Unsetenv(kEnvTraced);
     DispatchBecomeTracee();
     NoteTracee();
+  } else if (OnValgrind()) {  // see valgrind.h
+    g_pidfd_getfd = false;    // Valgrind knows no pidfd_getfd (and says so on stderr)
+    WriteNote(
+        "capture: PLT wrappers only (the process runs on Valgrind, where Syscall User Dispatch "
+        "would trap Valgrind's own calls): libc-internal calls are not recorded");
   } else if (dispatch == nullptr || strcmp(dispatch, "0") != 0) {
     // Dispatch, and patched sites (patch.cc) once the process has made IORR_PATCH_AFTER calls
     // (PatchLater). IORR_PATCH=1: patched sites from the start; IORR_PATCH=0: dispatch only.

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(cmake g++ make pkg-config
       libboost-iostreams1.81-dev libzstd-dev libcli11-dev librange-v3-dev libgtest-dev
       zstd xz-utils bzip2 gzip strace clang-14 libclang-rt-14-dev
-      xfsprogs btrfs-progs e2fsprogs util-linux time)
+      xfsprogs btrfs-progs e2fsprogs util-linux time valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -104,10 +104,11 @@ run_case() {
   why=$("$ck" "$d" 2>&1) || problems+=("files differ: $(head -n 5 <<< "$why")")
   if [[ -s $d/rec.iorr ]] &&
     "$iorr" import strace -q "$d/strace.log" -o "$d/strace.iorr" 2> "$d/import.err"; then
-    # With the audit module (IORR_AUDIT=1, recorder/audit.h) every call, the dynamic loader's
-    # before the library starts included; without it those are counted and shown, not required.
-    local scope=(--after-main)
-    [[ ${IORR_AUDIT:-} == 1 ]] && scope=()
+    # With the audit module (the default, recorder/audit.h) every call, the dynamic loader's
+    # before the library starts included; without it (IORR_AUDIT=0) those are counted and shown,
+    # not required.
+    local scope=()
+    [[ ${IORR_AUDIT:-1} == 0 ]] && scope=(--after-main)
     "$coverage" "$d/strace.iorr" "$d/rec.iorr" --verbose "${scope[@]}" > "$d/coverage.txt" 2>&1
     cs=$?
     echo "$name: $(grep -m1 '^coverage:' "$d/coverage.txt" || echo "no coverage figure")"

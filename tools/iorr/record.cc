@@ -682,16 +682,23 @@ int Run(const Options& o) {
   std::string old_preload, old_audit;
   if (const char* p = std::getenv("LD_PRELOAD")) old_preload = p;
   if (const char* p = std::getenv("LD_AUDIT")) old_audit = p;
-  // With IORR_AUDIT=1 the audit module beside the library catches the calls made before the
-  // library starts (the dynamic loader's, constructors'): recorder/audit.h. Not yet by default:
-  // with an audit module glibc sizes static TLS before the program's libraries load (a library
-  // with much initial-exec TLS, as libtsan, then fails to load), and a tracer that attaches with
-  // PTRACE_SEIZE sees its traps as SIGSYS stops.
+  // The audit module beside the library catches the calls made before the library starts (the
+  // dynamic loader's, constructors'): recorder/audit.h. On unless IORR_AUDIT=0. Its price: with
+  // an audit module glibc sizes static TLS before the program's libraries load, so libraries'
+  // initial-exec TLS must fit in the room asked for below (kAuditTunable: libtsan's and liblsan's
+  // do not), and each process pays about 0.3 ms for its loader's trapped calls.
   std::string audit = lib.substr(0, lib.rfind('/') + 1) + "libiorr-audit.so";
   const char* audit_knob = std::getenv("IORR_AUDIT");
-  if (audit_knob == nullptr || std::string_view(audit_knob) != "1" ||
-      ::access(audit.c_str(), R_OK) != 0 || audit.find_first_of(": ") != std::string::npos)
+  if (audit_knob != nullptr && std::string_view(audit_knob) == "0") {
     audit.clear();
+  } else if (::access(audit.c_str(), R_OK) != 0 || audit.find_first_of(": ") != std::string::npos) {
+    if (!o.quiet)
+      std::fprintf(stderr,
+                   "iorr: warning: no usable audit module at %s: the dynamic loader's calls "
+                   "before the library starts are not recorded\n",
+                   audit.c_str());
+    audit.clear();
+  }
   const std::string_view ours[] = {"LD_PRELOAD",       "LD_AUDIT",        "GLIBC_TUNABLES",
                                    rec::kEnvTraceFd,   rec::kEnvSharedFd, rec::kEnvTimeUnit,
                                    rec::kEnvStartNs,   rec::kEnvLib,      rec::kEnvReinjected,
@@ -931,8 +938,9 @@ void RegisterRecord(CLI::App& app, Action* action) {
       "(bad options, the trace cannot be written, the recorder library is missing); 126 when\n"
       "COMMAND cannot be run; 127 when it is not found.\n"
       "The library is $IORR_PRELOAD_LIB if set, else ../lib/libiorr-preload.so next to iorr;\n"
-      "with IORR_AUDIT=1, libiorr-audit.so beside it (LD_AUDIT) records the dynamic loader's\n"
-      "calls before the library starts too (about 0.1 to 0.3 ms more per process).\n"
+      "libiorr-audit.so beside it (LD_AUDIT) records the dynamic loader's calls before the\n"
+      "library starts (about 0.3 ms per process); IORR_AUDIT=0 leaves it out (a library with\n"
+      "more than about 6 KiB of initial-exec TLS, as libtsan, cannot load beside it).\n"
       "Environment: IORR_PATCH=0 keeps Syscall User Dispatch instead of patched system call\n"
       "sites, IORR_PATCH=1 patches from the start; IORR_DISPATCH=0 records through the libc\n"
       "wrappers only (libc's internal calls are then missed).");

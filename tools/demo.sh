@@ -60,8 +60,8 @@ echo "== iorr model $trace --fs ext4,xfs: what-if on a 2008 7200 rpm disk and a 
 for disk in hdd-7200 ssd-sata; do "$iorr" model "$trace" --fs ext4,xfs --disk "$disk" 2> /dev/null; done
 echo
 echo "== the same tar xf recorded under strace -f: how much of what strace saw the trace has"
-echo "   (with IORR_AUDIT=1: the dynamic loader's calls before the library starts are recorded too)"
+echo "   (the dynamic loader's calls before the library starts included: the audit module)"
 mkdir "$work/y"
-(cd "$work/y" && IORR_AUDIT=1 strace -f -ttt -T -o "$work/strace.log" "$iorr" record -q -o "$work/s.iorr" -- tar xf "$tarball")
+(cd "$work/y" && strace -f -ttt -T -o "$work/strace.log" "$iorr" record -q -o "$work/s.iorr" -- tar xf "$tarball")
 "$iorr" import strace -q "$work/strace.log" -o "$work/strace.iorr"
 "$root/build/bin/trace_coverage" "$work/strace.iorr" "$work/s.iorr" || true

@@ -2,8 +2,8 @@
 # The recorder's cost per process: a shell loop that runs N short programs (fork, exec, exit),
 # the pattern of configure scripts, make recipes and shell pipelines. Runs the loop plain, with
 # the library preloaded but inactive (what loading it costs), recorded with dispatch off
-# (PLT wrappers only), recorded, and recorded with the audit module that catches the loader's
-# calls (IORR_AUDIT=1), in turns, RUNS times (default 5), and prints each
+# (PLT wrappers only), recorded without the audit module that catches the loader's calls
+# (IORR_AUDIT=0) and recorded (the default, with it), in turns, RUNS times (default 5), and prints each
 # one's median wall time per iteration and what recording adds to it, with the recorded trace's
 # size. A benchmark, not a test: run it alone on a quiet machine (2 cores here).
 # Usage: record-processes.sh [N]   (default 300 iterations)
@@ -30,7 +30,7 @@ timed() {
     plain) cmd=(sh -c "$loop") ;;
     inactive) cmd=(env LD_PRELOAD="$lib" sh -c "$loop") ;;
     plt) cmd=(env IORR_DISPATCH=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
-    audit) cmd=(env IORR_AUDIT=1 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
+    noaudit) cmd=(env IORR_AUDIT=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
     recorded) cmd=("$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
   esac
   local t0=$EPOCHREALTIME
@@ -39,9 +39,9 @@ timed() {
   awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {printf "%.1f\n", (b - a) / n * 1e6}' >> "$work/$kind"
 }
 
-kinds="plain inactive plt recorded audit"
+kinds="plain inactive plt noaudit recorded"
 echo "loop: $n x $prog under sh, $runs rounds (plain, preloaded inactive, recorded PLT-only," \
-  "recorded, recorded with the loader's calls (IORR_AUDIT=1))"
+  "recorded without the loader's calls (IORR_AUDIT=0), recorded (the default, with them))"
 for i in $(seq "$runs"); do
   for kind in $kinds; do timed "$kind"; done
 done

@@ -103,8 +103,11 @@ struct ThreadState {
   int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
   int64_t last_start = 0;          // the thread: start of its latest call
   bool longjmp_noted = false;      // the thread: a call left by longjmp was noted
-  Event decoded;                   // writer
-  ChunkEncoder enc;                // writer
+  // The thread: a piece of directory entries being gathered (AddDirents), kept off its stack,
+  // which may be small (a thread on a stack of the program's own memory).
+  char dirent_piece[4000 + 256 + 2];
+  Event decoded;     // writer
+  ChunkEncoder enc;  // writer
 };
 
 // Process-wide state. Written by the constructor and after fork; read by every thread.
@@ -1020,9 +1023,10 @@ void NoteExec(const char* what, const char* path) {
 // The names and types a getdents64 returned, as `dirents` pseudo-events after it (pieces of at
 // most kDirentPiece bytes). The scratch event's strings are not used by then.
 constexpr size_t kDirentPiece = 4000;
+static_assert(sizeof(ThreadState::dirent_piece) == kDirentPiece + 256 + 2);
 void AddDirents(ThreadState* ts, Event& e, long buf, long n) {
   int64_t fd = e.args[0].i;
-  char piece[kDirentPiece + 256 + 2];
+  char* piece = ts->dirent_piece;
   size_t used = 0;
   int64_t count = 0;
   auto flush = [&] {

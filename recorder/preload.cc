@@ -2023,10 +2023,15 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // A debugger's inferior runs without the audit module, whose trapped calls would be signal
   // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
   bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee);
+  // Nor does Valgrind's tool (its launcher names itself in VALGRIND_LAUNCHER): the module would
+  // not arm on Valgrind (valgrind.h), but the loader allocates memory for the audit namespace
+  // that libc frees at exit, and Valgrind reports those frees as invalid (a failed run with
+  // --error-exitcode).
+  bool no_audit = traced || GetEnv(const_cast<char**>(envp), "VALGRIND_LAUNCHER", 17) != nullptr;
   // The audit module goes with the library into an image whose environment lacks it (the
   // program cleared it), when this image had it: that image takes it out again (kEnvAuditAdded).
   const char* audit = GetEnv(const_cast<char**>(envp), "LD_AUDIT", 8);
-  bool add_audit = g_audit_image && !traced && g_audit_lib[0] != 0 &&
+  bool add_audit = g_audit_image && !no_audit && g_audit_lib[0] != 0 &&
                    (audit == nullptr || strstr(audit, g_audit_lib) == nullptr);
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
@@ -2034,7 +2039,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
     if (add_audit && (strncmp(s, "LD_AUDIT=", 9) == 0 || strncmp(s, "GLIBC_TUNABLES=", 15) == 0))
       continue;
-    if (traced && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
+    if (no_audit && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
         strstr(s, g_audit_lib) != nullptr) {
       // LD_AUDIT without ours (the others kept, in order).
       if (used >= buf_cap - 16) return false;

@@ -1010,8 +1010,16 @@ static_assert(sizeof(FileActions) == sizeof(posix_spawn_file_actions_t));
                                                : sched_setparam(0, &sp);
     if (r < 0) err = errno;
   }
-  if (!err && (flags & POSIX_SPAWN_RESETIDS) && (setgid(getgid()) != 0 || setuid(getuid()) != 0))
-    err = errno;
+  // The kernel's calls, not libc's setgid/setuid: those make every thread of the process change
+  // its ids (__nptl_setxid), and this child, a copy of its parent's memory, holds the parent's
+  // list of threads without the threads. It waited for ever on one (stop 17: the writer thread,
+  // created by the parent's call just before, whose start had not yet cleared its mark). glibc's
+  // own spawn child makes the system calls too.
+  if (!err && (flags & POSIX_SPAWN_RESETIDS)) {
+    long r = RawSyscall6(SYS_setgid, RawSyscall6(SYS_getgid));
+    if (r == 0) r = RawSyscall6(SYS_setuid, RawSyscall6(SYS_getuid));
+    if (r < 0) err = static_cast<int>(-r);
+  }
   const auto* acts = reinterpret_cast<const FileActions*>(fa);
   for (int i = 0; !err && acts && i < acts->used; ++i) {
     const SpawnAction& x = acts->actions[i];

@@ -1524,6 +1524,7 @@ __attribute__((constructor(102))) void Init() {
   ResolveAllReals();
   t_depth = 0;
   g_on = true;
+  GrowDefaultStack();
   if (getenv(kEnvReinjected)) {
     Unsetenv(kEnvReinjected);
     RemoveSelfFromPreload();

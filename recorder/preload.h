@@ -113,6 +113,9 @@ void NoteTracee();
 // A thread is about to start on a small stack of the program's own memory (`size` bytes),
 // recorded through the wrappers only: a note, once per process.
 void NoteSmallStack(size_t size);
+// Gives the process's default thread stack the room small stacks get (wrappers.cc) when it is
+// small (a small RLIMIT_STACK). At start-up.
+void GrowDefaultStack();
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".

@@ -246,6 +246,7 @@ DECLARE_REAL(int, execveat, int, const char*, char* const*, char* const*, int);
 DECLARE_REAL(void, _exit, int);
 DECLARE_REAL(long, syscall, long, ...);
 DECLARE_REAL(int, pthread_create, pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+DECLARE_REAL(int, pthread_setattr_default_np, const pthread_attr_t*);
 DECLARE_REAL(void, pthread_exit, void*);
 DECLARE_REAL(long, ptrace, enum __ptrace_request, ...);
 
@@ -1260,23 +1261,57 @@ IORR_EXPORT void pthread_exit(void* value) {
 constexpr size_t kSmallStack = 1 << 20;
 constexpr size_t kStackRoom = 64 << 10;
 
+// The process's default stack size as glibc reports it, 0 if unknown.
+size_t DefaultStackSize() {
+  pthread_attr_t cur;
+  size_t size = 0;
+  if (pthread_getattr_default_np(&cur) != 0) return 0;
+  if (pthread_attr_getstacksize(&cur, &size) != 0) size = 0;
+  pthread_attr_destroy(&cur);
+  return size;
+}
+
+// Threads made with the process's default attributes (pthread_create(NULL), thrd_create, which
+// glibc calls inside itself) get the room through the default: made small by a small
+// RLIMIT_STACK at start (GrowDefaultStack, from the library's constructor) or by the program
+// (pthread_setattr_default_np, below). pthread_getattr_default_np then reports the larger size.
+IORR_EXPORT int pthread_setattr_default_np(const pthread_attr_t* attr) {
+  size_t size = 0;
+  pthread_attr_t grown;
+  // (A size of 0, "keep the default", reads as the current default: left as it is.)
+  if (pthread_attr_getstacksize(attr, &size) == 0 && size < kSmallStack &&
+      size != DefaultStackSize()) {
+    memcpy(&grown, attr, sizeof(grown));  // shares the CPU set and mask, only read
+    if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0)
+      return REAL(pthread_setattr_default_np)(&grown);
+  }
+  return REAL(pthread_setattr_default_np)(attr);
+}
+
+namespace iorr::recorder {
+void GrowDefaultStack() {
+  size_t size = DefaultStackSize();
+  pthread_attr_t attr;
+  if (size == 0 || size >= kSmallStack || pthread_attr_init(&attr) != 0) return;
+  if (pthread_attr_setstacksize(&attr, size + kStackRoom) == 0)
+    REAL(pthread_setattr_default_np)(&attr);
+  pthread_attr_destroy(&attr);
+}
+}  // namespace iorr::recorder
+
 IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
                                void* arg) {
   char saved = iorr::recorder::t_selector;
   iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run inside a handler
-  // The stack the thread will get: the attribute's (its size 0 reads as the process's default,
-  // which pthread_setattr_default_np may have made small).
-  pthread_attr_t probe, grown;
+  // The stack the thread will get: the attribute's (its size 0 reads as the process's default).
+  // Without attributes the process's defaults apply, whose stack has the room already.
+  pthread_attr_t grown;
   const pthread_attr_t* a = attr;
-  if (a == nullptr) {
-    pthread_attr_init(&probe);
-    a = &probe;
-  }
   size_t size = 0, given_size = 0;
   void* given = nullptr;
   bool arm = true;
-  if (pthread_attr_getstacksize(a, &size) == 0 && size < kSmallStack &&
-      pthread_attr_getstack(a, &given, &given_size) == 0) {
+  if (a != nullptr && pthread_attr_getstacksize(a, &size) == 0 && size < kSmallStack &&
+      size != DefaultStackSize() && pthread_attr_getstack(a, &given, &given_size) == 0) {
     // No stack of the program's: glibc 2.36 reports its address as null minus the size (later
     // versions as null).
     if (given == nullptr || reinterpret_cast<uintptr_t>(given) + given_size == 0) {
@@ -1289,7 +1324,6 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
       iorr::recorder::NoteSmallStack(given_size);
     }
   }
-  if (a == &probe) pthread_attr_destroy(&probe);
   auto* s = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));
   int r;
   if (s == nullptr) {

@@ -1944,6 +1944,65 @@ if cc -O1 -pthread tinystack.c -o tinystack 2> /dev/null; then
   fi
 fi
 
+# Threads made with the process's defaults: a small default stack set by the program
+# (pthread_setattr_default_np), used by thrd_create (which glibc calls inside itself, past the
+# wrapper) and pthread_create(NULL). The defaults' room comes through the default itself; the
+# thread keeps the default's CPU set and guard (a first version gave pthread_create(NULL) a fresh
+# attribute: every CPU, a one-page guard). thrd_create with 3 to 4 KiB of TLS died of SIGSEGV
+# recorded, with the audit module's room.
+cat > defstack.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <threads.h>
+#include <unistd.h>
+__thread char own[4096];
+static int body(void* a) { own[0] = 1; close(syscall(SYS_openat, AT_FDCWD, "defstack.c", O_RDONLY)); (void)a; return 0; }
+static void* pbody(void* a) {
+  cpu_set_t c;
+  pthread_getaffinity_np(pthread_self(), sizeof c, &c);
+  pthread_attr_t at;
+  size_t g = 0;
+  pthread_getattr_np(pthread_self(), &at);
+  pthread_attr_getguardsize(&at, &g);
+  printf("pthread_create(NULL): cpus %d, guard %zu\n", CPU_COUNT(&c), g);
+  return a;
+}
+int main(void) {
+  pthread_attr_t d;
+  pthread_attr_init(&d);
+  pthread_attr_setstacksize(&d, 16384);
+  pthread_attr_setguardsize(&d, 65536);
+  cpu_set_t c;
+  CPU_ZERO(&c);
+  CPU_SET(0, &c);
+  pthread_attr_setaffinity_np(&d, sizeof c, &c);
+  printf("setattr_default %d\n", pthread_setattr_default_np(&d));
+  thrd_t t;
+  int r = thrd_create(&t, body, 0);
+  if (r == thrd_success) thrd_join(t, 0);
+  printf("thrd_create %d\n", r);
+  pthread_t p;
+  if (pthread_create(&p, NULL, pbody, 0) == 0) pthread_join(p, 0);
+  return 0;
+}
+C
+if cc -O1 -pthread defstack.c -o defstack 2> /dev/null; then
+  want=$(./defstack 2>&1)
+  for how in default IORR_DISPATCH=0 IORR_AUDIT=0; do
+    got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o defstack.iorr -- ./defstack 2>&1)
+    st=$?
+    if [[ $st == 0 && $got == "$want" ]]; then
+      ok "default thread attributes ($how): $(tr '\n' ' ' <<< "$got")"
+    else
+      fail "default thread attributes ($how): status $st, '$got' against '$want'"
+    fi
+  done
+fi
+
 # A program run on Valgrind: Valgrind hands prctl to the kernel, so dispatch armed by the library
 # (or the audit module) in its guest trapped Valgrind's own calls and it died of SIGSYS (status
 # 159, stop 17). Now the guest is recorded through the wrappers only, with a note, and the exec of

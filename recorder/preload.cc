@@ -245,6 +245,7 @@ thread_local uint32_t t_patch_calls __attribute__((tls_model("initial-exec"))) =
 
 // The saves around vfork (see the vfork section at the end).
 struct VforkSave {
+  long tid;  // the task that made this vfork (its parent side)
   ThreadState* state;
   ThreadState* child;  // the child's thread state (null: the child is not recorded)
   uintptr_t ret_addr;  // vfork's caller
@@ -2270,6 +2271,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   }
   VforkSave& v = VforkLevel(t_vfork_level++);
   v = VforkSave{};
+  v.tid = RawSyscall6(SYS_gettid);
   v.ret_addr = ret_addr;
   v.mask = old;
   v.depth = t_depth;
@@ -2332,6 +2334,12 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
 // recorded, what the child left written and its state unmapped.
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret) {
   using namespace iorr::recorder;
+  // The levels above this task's own are those of vfork children that were killed while their
+  // own vfork child ran (the kernel resumes this task when its child dies, though the child's
+  // child may still run on this memory): they never return, and their saves are not this
+  // task's (taking the top one once returned here into a dead child's frame, with its state).
+  long me = RawSyscall6(SYS_gettid);
+  while (t_vfork_level > 1 && VforkLevel(t_vfork_level - 1).tid != me) --t_vfork_level;
   VforkSave& v = VforkLevel(--t_vfork_level);
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;

@@ -1844,6 +1844,49 @@ if cc -O1 cvm.c -o cvm 2> /dev/null; then
   done
 fi
 
+# A vfork child killed while its own vfork child runs (found by review at stop 17): the kernel
+# resumes the top parent, which took the killed child's save (the top one on the shared list)
+# and returned into the child's frame: it ran the child's _exit(3) instead of its own code.
+cat > vfkill.c << 'C'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+int main(void) {
+  pid_t p = vfork();
+  if (p == 0) {
+    if (vfork() == 0) {  // kill the middle child (this one's vfork parent), then exec
+      syscall(SYS_kill, getppid(), SIGKILL);
+      struct timespec t = {0, 100000000};
+      syscall(SYS_nanosleep, &t, 0);
+      execl("/bin/true", "true", (char*)0);
+      _exit(9);
+    }
+    _exit(3);
+  }
+  int st;
+  waitpid(p, &st, 0);
+  printf("middle: %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
+         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+  return 0;
+}
+C
+if cc -O1 vfkill.c -o vfkill 2> /dev/null; then
+  want=$(./vfkill)
+  for how in default IORR_PATCH=0 IORR_DISPATCH=0; do
+    got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o vfkill.iorr -- ./vfkill)
+    st=$?
+    if [[ $st == 0 && $got == "$want" ]]; then
+      ok "vfork child killed during its own vfork ($how): '$got'"
+    else
+      fail "vfork child killed during its own vfork ($how): status $st, '$got' against '$want'"
+    fi
+  done
+fi
+
 # posix_spawn with POSIX_SPAWN_RESETIDS at once after the process's first recorded call (as
 # make does): the spawn child, a copy of the parent's memory, reset its ids through libc's
 # setgid, which waits for every thread on glibc's list, the writer thread the call had just

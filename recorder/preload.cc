@@ -2266,7 +2266,10 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
     t_vfork_more = static_cast<VforkSave*>(MapMemory(sizeof(VforkSave) * (kVforkNesting - 1)));
   if (t_vfork_level >= kVforkNesting || (t_vfork_level > 0 && t_vfork_more == nullptr)) {
     // Sixteen vfork children deep, or no memory for a nested one: give up, loudly.
-    WriteNote("recorder: vfork nested too deep");
+    WriteNote(t_vfork_level >= kVforkNesting
+                  ? "recorder: vfork nested too deep (16 levels): the process ends with status 127"
+                  : "recorder: no memory for a nested vfork's saved state: the process ends with "
+                    "status 127");
     RawSyscall6(SYS_exit_group, 127);
   }
   VforkSave& v = VforkLevel(t_vfork_level++);

@@ -245,7 +245,6 @@ thread_local uint32_t t_patch_calls __attribute__((tls_model("initial-exec"))) =
 
 // The saves around vfork (see the vfork section at the end).
 struct VforkSave {
-  long tid;  // the task that made this vfork (its parent side)
   ThreadState* state;
   ThreadState* child;  // the child's thread state (null: the child is not recorded)
   uintptr_t ret_addr;  // vfork's caller
@@ -617,6 +616,10 @@ unsigned* g_nptl_nthreads = nullptr;     // glibc's count of its threads (GLIBC_
 std::atomic<int> g_last_exit_code{0};    // of the latest thread seen leaving (SYS_exit)
 
 // One pass over all threads. `force`: write everything pending now.
+// A process that never starts a writer thread (posix_spawn's child, NoWriterInThisProcess): its
+// threads write their rings themselves when one is full (Service).
+bool g_no_writer = false;
+
 void Service(bool force) {
   long self = Gettid();
   if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // re-entered (a signal)
@@ -915,6 +918,9 @@ void AddEvent(ThreadState* ts, const Event& e) {
   uint64_t need = size <= room_to_end ? size : size + room_to_end;
   if (tail + need - ts->head_seen > kRingBytes) {
     if (t_vm_child) VmChildFlush(ts);  // a vfork child drains its own ring
+    // So does posix_spawn's child, whose file actions can be many (it waited for ever on a
+    // writer thread that is its parent's).
+    if (g_no_writer && !t_vm_child) Service(false);
     ts->head_seen = ts->head.load(std::memory_order_acquire);
     while (tail + need - ts->head_seen > kRingBytes) {
       if (t_vm_child || g_writer_started.load(std::memory_order_acquire) == 0) {
@@ -2152,7 +2158,10 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
   return 0;
 }
 
-void NoWriterInThisProcess() { g_writer_started.store(1); }
+void NoWriterInThisProcess() {
+  g_no_writer = true;
+  g_writer_started.store(1);
+}
 
 void StopRecordingThread() { t_done = true; }
 
@@ -2257,7 +2266,8 @@ struct VforkReturn {
 
 // Before the system call, in the parent. The gate is not used for vfork's own syscall (it must
 // be made from the entry, whose frame is the caller's): the selector allows it.
-extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr_t ret_addr) {
+// Returns the level of the saved state, for iorr_vfork_parent (the entry keeps it in a register).
+extern "C" __attribute__((visibility("hidden"))) long iorr_vfork_prepare(uintptr_t ret_addr) {
   using namespace iorr::recorder;
   uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
@@ -2272,9 +2282,9 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
                     "status 127");
     RawSyscall6(SYS_exit_group, 127);
   }
-  VforkSave& v = VforkLevel(t_vfork_level++);
+  long level = t_vfork_level++;
+  VforkSave& v = VforkLevel(static_cast<int>(level));
   v = VforkSave{};
-  v.tid = RawSyscall6(SYS_gettid);
   v.ret_addr = ret_addr;
   v.mask = old;
   v.depth = t_depth;
@@ -2289,6 +2299,7 @@ extern "C" __attribute__((visibility("hidden"))) void iorr_vfork_prepare(uintptr
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
   AllowSyscalls();
+  return level;
 }
 
 // In the child (pid 0 returned), before it returns into the caller.
@@ -2335,15 +2346,17 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
 
 // In the parent once the child has exec'd or ended: the parent's thread state back, the call
 // recorded, what the child left written and its state unmapped.
-extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret) {
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret,
+                                                                               long level) {
   using namespace iorr::recorder;
-  // The levels above this task's own are those of vfork children that were killed while their
-  // own vfork child ran (the kernel resumes this task when its child dies, though the child's
-  // child may still run on this memory): they never return, and their saves are not this
-  // task's (taking the top one once returned here into a dead child's frame, with its state).
-  long me = RawSyscall6(SYS_gettid);
-  while (t_vfork_level > 1 && VforkLevel(t_vfork_level - 1).tid != me) --t_vfork_level;
-  VforkSave& v = VforkLevel(--t_vfork_level);
+  // This task's own level, as iorr_vfork_prepare returned it: the levels above it are those of
+  // vfork children killed while their own vfork child ran (the kernel resumes this task when its
+  // child dies, though the child's child may still run on this memory). They never return, and
+  // their saves are not this task's: taking the top one returned into a dead child's frame, with
+  // its state. (A tid would not tell the tasks apart: a vfork child in a new PID namespace may
+  // have its parent's number.)
+  t_vfork_level = static_cast<int>(level);
+  VforkSave& v = VforkLevel(t_vfork_level);
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;
   t_state = v.state;

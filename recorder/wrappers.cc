@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -746,7 +747,9 @@ IORR_EXPORT pid_t fork() {
 // kept on the stack across the system call: the return address is handed to the work before
 // (iorr_vfork_prepare, which keeps it in thread-local storage) and comes back from the work after
 // (iorr_vfork_child or iorr_vfork_parent, in rdx beside vfork's result in rax), all called with
-// the caller's stack pointer (preload.cc). The system call is made here, outside the gate:
+// the caller's stack pointer (preload.cc). The level of the parent's saved state goes from
+// iorr_vfork_prepare to iorr_vfork_parent in r8 (free to use in a call; the system call keeps
+// it, and the parent's registers are its own). The system call is made here, outside the gate:
 // iorr_vfork_prepare sets the dispatch selector to allow it.
 asm(R"(
   .text
@@ -760,11 +763,13 @@ vfork:
   .cfi_adjust_cfa_offset -8
   .cfi_undefined rip
   call iorr_vfork_prepare
+  movq %rax, %r8
   movl $58, %eax
   syscall
   testq %rax, %rax
   jz 1f
   movq %rax, %rdi
+  movq %r8, %rsi
   call iorr_vfork_parent
   jmp 2f
 1:
@@ -1271,6 +1276,21 @@ size_t DefaultStackSize() {
   return size;
 }
 
+// The default stack sizes this library set, room included (the last eight; 0: none). A size
+// among them is not grown again: an attribute whose size 0 reads as the default, a program
+// putting back a default it saved, a default a constructor set (through the wrapper) before the
+// library's start.
+std::atomic<size_t> g_grown_defaults[8];
+std::atomic<unsigned> g_grown_next{0};
+bool GrownBefore(size_t size) {
+  for (auto& g : g_grown_defaults)
+    if (g.load(std::memory_order_relaxed) == size) return true;
+  return false;
+}
+void NoteGrown(size_t size) {
+  if (!GrownBefore(size)) g_grown_defaults[g_grown_next.fetch_add(1) % 8].store(size);
+}
+
 // Threads made with the process's default attributes (pthread_create(NULL), thrd_create, which
 // glibc calls inside itself) get the room through the default: made small by a small
 // RLIMIT_STACK at start (GrowDefaultStack, from the library's constructor) or by the program
@@ -1279,11 +1299,14 @@ IORR_EXPORT int pthread_setattr_default_np(const pthread_attr_t* attr) {
   size_t size = 0;
   pthread_attr_t grown;
   // (A size of 0, "keep the default", reads as the current default: left as it is.)
-  if (pthread_attr_getstacksize(attr, &size) == 0 && size < kSmallStack &&
+  if (pthread_attr_getstacksize(attr, &size) == 0 && size < kSmallStack && !GrownBefore(size) &&
       size != DefaultStackSize()) {
     memcpy(&grown, attr, sizeof(grown));  // shares the CPU set and mask, only read
-    if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0)
-      return REAL(pthread_setattr_default_np)(&grown);
+    if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0) {
+      int r = REAL(pthread_setattr_default_np)(&grown);
+      if (r == 0) NoteGrown(size + kStackRoom);
+      return r;
+    }
   }
   return REAL(pthread_setattr_default_np)(attr);
 }
@@ -1292,9 +1315,11 @@ namespace iorr::recorder {
 void GrowDefaultStack() {
   size_t size = DefaultStackSize();
   pthread_attr_t attr;
-  if (size == 0 || size >= kSmallStack || pthread_attr_init(&attr) != 0) return;
-  if (pthread_attr_setstacksize(&attr, size + kStackRoom) == 0)
-    REAL(pthread_setattr_default_np)(&attr);
+  if (size == 0 || size >= kSmallStack || GrownBefore(size) || pthread_attr_init(&attr) != 0)
+    return;
+  if (pthread_attr_setstacksize(&attr, size + kStackRoom) == 0 &&
+      REAL(pthread_setattr_default_np)(&attr) == 0)
+    NoteGrown(size + kStackRoom);
   pthread_attr_destroy(&attr);
 }
 }  // namespace iorr::recorder
@@ -1311,15 +1336,16 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
   void* given = nullptr;
   bool arm = true;
   if (a != nullptr && pthread_attr_getstacksize(a, &size) == 0 && size < kSmallStack &&
-      size != DefaultStackSize() && pthread_attr_getstack(a, &given, &given_size) == 0) {
+      pthread_attr_getstack(a, &given, &given_size) == 0) {
     // No stack of the program's: glibc 2.36 reports its address as null minus the size (later
     // versions as null).
-    if (given == nullptr || reinterpret_cast<uintptr_t>(given) + given_size == 0) {
+    bool own = !(given == nullptr || reinterpret_cast<uintptr_t>(given) + given_size == 0);
+    if (!own && !GrownBefore(size) && size != DefaultStackSize()) {
       // A copy with more room (pthread_create only reads it; the copy shares the original's
       // CPU set and signal mask, and is never destroyed).
       memcpy(&grown, a, sizeof(grown));
       if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0) attr = &grown;
-    } else {
+    } else if (own) {
       arm = false;
       iorr::recorder::NoteSmallStack(given_size);
     }

@@ -1291,6 +1291,16 @@ void NoteGrown(size_t size) {
   if (!GrownBefore(size)) g_grown_defaults[g_grown_next.fetch_add(1) % 8].store(size);
 }
 
+// A copy of attributes `a` (whose stack size is `size`) with the room, when the size is small and
+// not one that has it already (one this library produced; the default, which has it). The copy
+// shares the original's CPU set and signal mask: pthread_create and pthread_setattr_default_np
+// only read it, and it is never destroyed.
+bool WithRoom(const pthread_attr_t* a, size_t size, pthread_attr_t* grown) {
+  if (size >= kSmallStack || GrownBefore(size) || size == DefaultStackSize()) return false;
+  memcpy(grown, a, sizeof(*grown));
+  return pthread_attr_setstacksize(grown, size + kStackRoom) == 0;
+}
+
 // Threads made with the process's default attributes (pthread_create(NULL), thrd_create, which
 // glibc calls inside itself) get the room through the default: made small by a small
 // RLIMIT_STACK at start (GrowDefaultStack, from the library's constructor) or by the program
@@ -1299,14 +1309,10 @@ IORR_EXPORT int pthread_setattr_default_np(const pthread_attr_t* attr) {
   size_t size = 0;
   pthread_attr_t grown;
   // (A size of 0, "keep the default", reads as the current default: left as it is.)
-  if (pthread_attr_getstacksize(attr, &size) == 0 && size < kSmallStack && !GrownBefore(size) &&
-      size != DefaultStackSize()) {
-    memcpy(&grown, attr, sizeof(grown));  // shares the CPU set and mask, only read
-    if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0) {
-      int r = REAL(pthread_setattr_default_np)(&grown);
-      if (r == 0) NoteGrown(size + kStackRoom);
-      return r;
-    }
+  if (pthread_attr_getstacksize(attr, &size) == 0 && WithRoom(attr, size, &grown)) {
+    int r = REAL(pthread_setattr_default_np)(&grown);
+    if (r == 0) NoteGrown(size + kStackRoom);
+    return r;
   }
   return REAL(pthread_setattr_default_np)(attr);
 }
@@ -1340,14 +1346,11 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
     // No stack of the program's: glibc 2.36 reports its address as null minus the size (later
     // versions as null).
     bool own = !(given == nullptr || reinterpret_cast<uintptr_t>(given) + given_size == 0);
-    if (!own && !GrownBefore(size) && size != DefaultStackSize()) {
-      // A copy with more room (pthread_create only reads it; the copy shares the original's
-      // CPU set and signal mask, and is never destroyed).
-      memcpy(&grown, a, sizeof(grown));
-      if (pthread_attr_setstacksize(&grown, size + kStackRoom) == 0) attr = &grown;
-    } else if (own) {
+    if (own) {
       arm = false;
       iorr::recorder::NoteSmallStack(given_size);
+    } else if (WithRoom(a, size, &grown)) {
+      attr = &grown;
     }
   }
   auto* s = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));

@@ -22,6 +22,23 @@ fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 events() { "$iorr" stats --json "$1" | grep -o '"events":[0-9]*' | cut -d: -f2; }
 # grep -q on a dump would close the pipe early (and pipefail would report it): dump to a file.
 dump_has() { "$iorr" dump "$1" > "$1.txt" 2>&1 && grep -q -- "$2" "$1.txt"; }
+# as_unrecorded LABEL TRACE "MODE..." COMMAND...: COMMAND recorded into TRACE once per MODE
+# (default, or VAR=VALUE for the recording) ends with status 0 and prints (stdout and stderr)
+# what it prints unrecorded.
+as_unrecorded() {
+  local label=$1 trace=$2 modes=$3 want got st how
+  shift 3
+  want=$("$@" 2>&1)
+  for how in $modes; do
+    got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o "$trace" -- "$@" 2>&1)
+    st=$?
+    if [[ $st == 0 && $got == "$want" ]]; then
+      ok "$label ($how): $(tr '\n' ' ' <<< "$got")"
+    else
+      fail "$label ($how): status $st, '$got' against '$want'"
+    fi
+  done
+}
 # The largest lag of a chunk's watermark behind its own events, and whether (an empty lag is 9)
 # a lag is below a bound.
 lag_of() { "$iorr" stats --json "$1" 2> /dev/null | grep -o '"max_watermark_lag_s":[0-9.]*' | cut -d: -f2; }
@@ -1875,16 +1892,8 @@ int main(void) {
 }
 C
 if cc -O1 vfkill.c -o vfkill 2> /dev/null; then
-  want=$(./vfkill)
-  for how in default IORR_PATCH=0 IORR_DISPATCH=0; do
-    got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o vfkill.iorr -- ./vfkill)
-    st=$?
-    if [[ $st == 0 && $got == "$want" ]]; then
-      ok "vfork child killed during its own vfork ($how): '$got'"
-    else
-      fail "vfork child killed during its own vfork ($how): status $st, '$got' against '$want'"
-    fi
-  done
+  as_unrecorded "vfork child killed during its own vfork" vfkill.iorr \
+    "default IORR_PATCH=0 IORR_DISPATCH=0" ./vfkill
 fi
 
 # posix_spawn with POSIX_SPAWN_RESETIDS at once after the process's first recorded call (as
@@ -1998,17 +2007,8 @@ C
 if cc -O1 -pthread tinystack.c -o tinystack 2> /dev/null; then
   for args in 0 1 2 "1 mine" "2 mine"; do
     # shellcheck disable=SC2086
-    want=$(./tinystack $args 2>&1)
-    for how in default IORR_DISPATCH=0 IORR_PATCH=1 IORR_AUDIT=1; do
-      # shellcheck disable=SC2086
-      got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o tiny.iorr -- ./tinystack $args 2>&1)
-      st=$?
-      if [[ $st == 0 && $got == "$want" ]]; then
-        ok "tiny thread stack ($args, $how): '$got'"
-      else
-        fail "tiny thread stack ($args, $how): status $st, '$got' against '$want'"
-      fi
-    done
+    as_unrecorded "tiny thread stack ($args)" tiny.iorr \
+      "default IORR_DISPATCH=0 IORR_PATCH=1 IORR_AUDIT=1" ./tinystack $args
   done
   if "$iorr" dump tiny.iorr 2> /dev/null | grep -q "stack of the program's own memory"; then
     ok "tiny thread stack of the program's own memory: noted"
@@ -2064,16 +2064,8 @@ int main(void) {
 }
 C
 if cc -O1 -pthread defstack.c -o defstack 2> /dev/null; then
-  want=$(./defstack 2>&1)
-  for how in default IORR_DISPATCH=0 IORR_AUDIT=0; do
-    got=$(env ${how/default/IORR_X=} timeout 30 "$iorr" record -q -o defstack.iorr -- ./defstack 2>&1)
-    st=$?
-    if [[ $st == 0 && $got == "$want" ]]; then
-      ok "default thread attributes ($how): $(tr '\n' ' ' <<< "$got")"
-    else
-      fail "default thread attributes ($how): status $st, '$got' against '$want'"
-    fi
-  done
+  as_unrecorded "default thread attributes" defstack.iorr "default IORR_DISPATCH=0 IORR_AUDIT=0" \
+    ./defstack
 fi
 
 # A program run on Valgrind: Valgrind hands prctl to the kernel, so dispatch armed by the library

@@ -10,7 +10,22 @@
 // Watermarks: slot.unflushed_min is the earliest start among a thread's events not yet in the
 // file. Only the writer raises it; the thread lowers it (a CAS min) after publishing an event,
 // and its in_call_since covers the call until then. The writer re-reads the ring's tail after
-// storing, so an event published meanwhile is never left uncovered (seq_cst on both sides).
+// storing, so an event published meanwhile is never left uncovered.
+//
+// Both of those are store-then-load orderings between a program thread and the writer (the
+// thread announces its call, then reads the clock; publishes an event, then reads the
+// watermark; the writer reads the clock, then the slots; raises the watermark, then reads the
+// tail). A full fence on each side is the textbook answer, and on the thread's side it cost a
+// locked instruction per store, twice per call: about 9 ns of a recorded call's 55
+// (tools/bench/record-call-cost.sh). The fences are asymmetric instead: the thread's side is a
+// compiler barrier, and the writer's side, which runs a few hundred times a second at most, is
+// membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which makes every running thread of every
+// registered process execute a full barrier (an interrupt) before it returns; a thread not
+// running has gone through a context switch, itself a full barrier. Every recorded process
+// registers before its first call (Init). Where it cannot (no membarrier, a seccomp filter),
+// the process keeps real fences on both sides, and its writer's watermark over other
+// processes' threads leans on the 1 ms clock margin (kClockSkewMarginNs): a store the writer
+// misses there is at most a few store-buffer drains old.
 #include "recorder/preload.h"
 
 #include <dirent.h>
@@ -19,6 +34,7 @@
 #include <link.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -101,6 +117,8 @@ struct ThreadState {
   uint64_t stream = 0;
   size_t memory_bytes = 0;
   int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
+  uint64_t drained = 0;            // writer: the head when it raised the watermark
+  bool raising = false;            // writer: a raise window is open (Service)
   int64_t last_start = 0;          // the thread: start of its latest call
   bool longjmp_noted = false;      // the thread: a call left by longjmp was noted
   // The thread: a piece of directory entries being gathered (AddDirents), kept off its stack,
@@ -174,7 +192,8 @@ int64_t Scaled(uint64_t ticks, uint64_t rate) {
 }
 
 int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
-  uint64_t d = tsc - a.base;
+  // A reading not fenced against the anchor's loads (NowNsAfterCall) may precede its base.
+  uint64_t d = tsc > a.base ? tsc - a.base : 0;
   int64_t on_mono = a.mono + Scaled(d, g_tsc_mult);
   if (a.rate == g_tsc_mult) return on_mono;
   return std::max(a.from + Scaled(d, a.rate), on_mono);
@@ -280,6 +299,27 @@ void* MapMemory(size_t n) {
 
 void Yield() { RawSyscall6(SYS_sched_yield); }
 
+// The asymmetric fences (see the top of this file). g_membarrier: this process is registered.
+bool g_membarrier = false;
+void RegisterMembarrier() {
+  g_membarrier = RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+// The program thread's half: between a store and a load that must not pass it.
+inline void LightFence() {
+  if (__builtin_expect(g_membarrier, 1))
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+// The writer's half. A process that loses membarrier later (a seccomp filter installed by the
+// program) goes back to real fences on both sides from then on.
+void HeavyFence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (g_membarrier && RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+    g_membarrier = false;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
 void Wake() {
   g_wake.fetch_add(1, std::memory_order_release);
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAKE_PRIVATE, 1);
@@ -365,6 +405,10 @@ bool AloneWithLeaderGone() {
 void FreeSlot(ThreadSlot& s, uint32_t tid = 0) {
   s.unflushed_min.store(kNever, std::memory_order_relaxed);
   s.in_call_since.store(kNever, std::memory_order_relaxed);
+  s.raise_from.store(kNever, std::memory_order_relaxed);
+  // A raise its writer left open (killed in it) is closed.
+  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
+  if (q & 1) s.raise_seq.store(q + 1, std::memory_order_release);
   s.proc.store(0, std::memory_order_relaxed);
   s.pid.store(0, std::memory_order_relaxed);
   if (tid == 0)
@@ -430,6 +474,26 @@ void SweepGoneEntries() {
 constexpr int64_t kStuckNs = 100'000'000;
 constexpr int64_t kOrphanNs = 1'000'000'000;  // a slot whose process released its entry
 
+// The earliest start a slot covers. in_call_since is read before unflushed_min: a thread ends
+// a call by lowering unflushed_min to the event's start, then clearing in_call_since, so a
+// reader that sees the call cleared sees the lowered value (read the other way round, both
+// could be missed). A raise under way (raise_seq odd, see protocol.h) also covers raise_from;
+// a raise that began or ended between the reads (the count moved) makes them read again.
+int64_t SlotMin(const ThreadSlot& s) {
+  for (int tries = 0;; ++tries) {
+    uint32_t q = s.raise_seq.load(std::memory_order_acquire);
+    int64_t b = s.in_call_since.load(std::memory_order_acquire);
+    int64_t a = s.unflushed_min.load(std::memory_order_acquire);
+    int64_t from = s.raise_from.load(std::memory_order_acquire);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    int64_t m = std::min(a, b);
+    // After many moves (a writer raising this slot over and over), raise_from read between
+    // two of them still bounds what was unwritten then.
+    if ((q & 1) || tries >= 64) m = std::min(m, from);
+    if (q == s.raise_seq.load(std::memory_order_relaxed) || tries >= 64) return m;
+  }
+}
+
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
 int64_t Watermark() {
@@ -439,13 +503,11 @@ int64_t Watermark() {
   int64_t now = NowNs();
   int64_t w = now - kClockSkewMarginNs;
   __builtin_ia32_lfence();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  HeavyFence();
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.tid.load(std::memory_order_acquire) == 0) continue;
-    int64_t a = s.unflushed_min.load(std::memory_order_acquire);
-    int64_t b = s.in_call_since.load(std::memory_order_acquire);
-    int64_t m = std::min(a, b);
+    int64_t m = SlotMin(s);
     if (m < now - kStuckNs) {
       // A process killed mid-call (SIGKILL) never clears its slots: free them once its lock
       // is gone. Its unwritten events are lost with it; no later event can come from it.
@@ -530,10 +592,22 @@ void WriteThreadChunk(ThreadState* ts, WriterBuffers& b) {
   ts->encoder_since = kNever;
 }
 
+// Lowers a slot's unflushed_min to `start` if it is later (a CAS: the writer may raise it).
+void CoverStart(ThreadSlot& s, int64_t start) {
+  int64_t cur = s.unflushed_min.load(std::memory_order_relaxed);
+  while (start < cur &&
+         !s.unflushed_min.compare_exchange_weak(cur, start, std::memory_order_seq_cst)) {
+  }
+}
+
 // Drains a thread's ring into its encoder, writing full chunks, and the partial one when
 // `force`, when the thread exited, or when its oldest event is older than kFlushAgeNs. Then
 // publishes the thread's earliest unwritten start. Under g_writer_lock.
-void ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
+// A raise of the slot's watermark opens a window (protocol.h): true when this call opened one.
+// The caller then fences (HeavyFence, unless the thread cannot be publishing: a vfork child
+// writing its own ring) and closes it with EndRaise, which covers what the thread published
+// meanwhile.
+bool ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   uint64_t tail = ts->tail.load(std::memory_order_acquire);
   uint64_t at;
@@ -555,15 +629,41 @@ void ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
   bool exited = ts->exited.load(std::memory_order_acquire) != 0;
   if (!ts->enc.empty() && (force || exited || now - ts->encoder_since >= kFlushAgeNs))
     WriteThreadChunk(ts, b);
-  // Publish the earliest unwritten start, then cover anything published meanwhile.
-  ts->slot->unflushed_min.store(ts->encoder_since, std::memory_order_seq_cst);
-  uint64_t tail2 = ts->tail.load(std::memory_order_seq_cst);
-  if (const EntryHead* h = EntryAt(ts, head, tail2, &at)) {
-    int64_t cur = ts->slot->unflushed_min.load(std::memory_order_relaxed);
-    while (h->start < cur && !ts->slot->unflushed_min.compare_exchange_weak(
-                                 cur, h->start, std::memory_order_seq_cst)) {
-    }
+  // Publish the earliest unwritten start. Lowering is always safe; a raise opens a window.
+  ThreadSlot& s = *ts->slot;
+  int64_t old = s.unflushed_min.load(std::memory_order_relaxed);
+  if (ts->encoder_since <= old) {
+    CoverStart(s, ts->encoder_since);
+    return false;
   }
+  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
+  s.raise_from.store(old, std::memory_order_relaxed);
+  s.raise_seq.store(q + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);  // the window, then the raise
+  ts->drained = head;
+  // A CAS: a thread that lowered it meanwhile published an event not drained yet; the lowered
+  // value stays (it covers everything unwritten), and the window closes with nothing to check.
+  if (!s.unflushed_min.compare_exchange_strong(old, ts->encoder_since, std::memory_order_seq_cst)) {
+    s.raise_seq.store(q + 2, std::memory_order_release);
+    return false;
+  }
+  return true;
+}
+
+// Closes the window ServiceThread opened, once the writer's side of the fence is done: an event
+// the thread published while the raise went on is either seen in its ring now or the thread saw
+// the raised value and covered it itself.
+void EndRaise(ThreadState* ts) {
+  ThreadSlot& s = *ts->slot;
+  uint64_t at;
+  if (const EntryHead* h = EntryAt(ts, ts->drained, ts->tail.load(std::memory_order_acquire), &at))
+    CoverStart(s, h->start);
+  s.raise_seq.store(s.raise_seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// ServiceThread and EndRaise for a ring nobody else is publishing into.
+void ServiceThreadAlone(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
+  if (ServiceThread(ts, force, now, b)) EndRaise(ts);
 }
 
 void FreeThread(int index, ThreadState* ts) {
@@ -628,6 +728,7 @@ void Service(bool force) {
   if (EnsureWriterResources()) {
     int64_t now = NowNs();
     int used = g_threads_used.load(std::memory_order_acquire);
+    bool raised = false;
     for (int i = 0; i < used; ++i) {
       ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
       if (ts == nullptr) continue;
@@ -638,7 +739,16 @@ void Service(bool force) {
           (ts->tid == g_pid ? LeaderZombie()
                             : RawSyscall6(SYS_tgkill, g_pid, ts->tid, 0) == -ESRCH))
         ts->exited.store(1, std::memory_order_release);
-      ServiceThread(ts, force, now, g_buffers);
+      ts->raising = ServiceThread(ts, force, now, g_buffers);
+      raised |= ts->raising;
+    }
+    // One fence for every window this pass opened, then they close.
+    if (raised) HeavyFence();
+    for (int i = 0; i < used; ++i) {
+      ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
+      if (ts == nullptr) continue;
+      if (ts->raising) EndRaise(ts);
+      ts->raising = false;
       if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
           ts->head.load(std::memory_order_relaxed) == ts->tail.load(std::memory_order_acquire))
         FreeThread(i, ts);
@@ -896,7 +1006,7 @@ void VmChildFlush(ThreadState* ts) {
   // Once at a time: a signal handler's call may come here while the child is already writing.
   if (ts->vm_writing.exchange(1, std::memory_order_relaxed) != 0) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  ServiceThread(ts, true, NowNs(), ts->vm_buffers);
+  ServiceThreadAlone(ts, true, NowNs(), ts->vm_buffers);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   ts->vm_writing.store(0, std::memory_order_relaxed);
   ts->head_seen = ts->head.load(std::memory_order_relaxed);
@@ -957,12 +1067,11 @@ void AddEvent(ThreadState* ts, const Event& e) {
     }
   }
   uint64_t before = ts->tail.load(std::memory_order_relaxed);
-  ts->tail.store(tail + size, std::memory_order_seq_cst);
-  // Cover this event in the watermark until the writer has written it.
-  int64_t cur = ts->slot->unflushed_min.load(std::memory_order_seq_cst);
-  while (e.start_ns < cur && !ts->slot->unflushed_min.compare_exchange_weak(
-                                 cur, e.start_ns, std::memory_order_seq_cst)) {
-  }
+  ts->tail.store(tail + size, std::memory_order_release);
+  // Cover this event in the watermark until the writer has written it (the fence: a writer
+  // raising the watermark meanwhile either sees the new tail or this load sees its raise).
+  LightFence();
+  CoverStart(*ts->slot, e.start_ns);
   // Wake the writer when the ring passes half full, not on every event.
   uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
   if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
@@ -1518,6 +1627,7 @@ __attribute__((constructor(102))) void Init() {
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
+  RegisterMembarrier();  // before any recorded call (see the top of this file)
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
   g_pidfd_getfd = g_shared->pidfd_getfd == 1;
   TakeProcessEntry();
@@ -1616,7 +1726,9 @@ __attribute__((destructor(101))) void Fini() {
 
 }  // namespace
 
-int64_t NowNs() {
+namespace {
+template <bool kFenced>
+int64_t ReadClock() {
   if (g_tsc_mult != 0) {
     // The anchor's writer never leaves it odd for long, unless it died there (a process killed
     // mid-resync whose vfork child lives on): then the monotonic clock.
@@ -1626,7 +1738,7 @@ int64_t NowNs() {
       std::atomic_thread_fence(std::memory_order_acquire);
       // The TSC is read between the two loads of the sequence, so a reading that passes the
       // check was taken before any newer anchor's TSC (ResyncTsc).
-      __builtin_ia32_lfence();
+      if (kFenced) __builtin_ia32_lfence();
       uint64_t tsc = __builtin_ia32_rdtsc();
       // The second load of the sequence goes through an address computed from the TSC reading
       // (plus a zero the processor has to compute from it), so it cannot be carried out before
@@ -1640,6 +1752,19 @@ int64_t NowNs() {
   }
   return MonoNs() - g_start_mono;
 }
+}  // namespace
+
+// The lfence keeps the TSC read after everything before it: a call's start then follows
+// whatever the thread saw before the call (another thread's event that ended first, the
+// announcement in BeginCallAt).
+int64_t NowNs() { return ReadClock<true>(); }
+
+// A call's end, read right after its system call returned, without the lfence (5.6 ns of 14 on
+// this project's machines): the TSC may then be read a few nanoseconds before the loads that
+// precede it complete, which no 1 us (or even 1 ns) trace can tell; the next call's fenced
+// start still comes after it, the caller keeps it at or after the call's start, and a reading
+// taken before the anchor's base counts as the base (ClockAt).
+int64_t NowNsAfterCall() { return ReadClock<false>(); }
 
 // A signal handler that siglongjmps out of a wrapped call (a blocking read interrupted by an
 // alarm, as shells' timed reads do) abandons it: its EndCall never runs, and the thread would
@@ -1707,8 +1832,9 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
   // Announce the call before reading the clock: a writer that computes a watermark from its
   // own clock reading and then misses this announcement is then sure that this call starts
   // after its reading. Until the start is known, the previous one is a valid lower bound.
-  ts->slot->in_call_since.store(ts->last_start, std::memory_order_seq_cst);
-  c->start = NowNs();  // whose lfence before the TSC read comes after the store
+  ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
+  LightFence();
+  c->start = NowNs();  // after the store: the writer's membarrier is the fence's other half
   ts->last_start = c->start;
   ts->slot->in_call_since.store(c->start, std::memory_order_release);
   return true;
@@ -1794,7 +1920,9 @@ void EndCallWith(Call* c, Add&& add) {
 }
 
 void EndCall(Call* c, CallId call, const long* kargs, long ret) {
-  EndCallWith(c, [&](ThreadState* ts) { AddCall(ts, call, kargs, ret, c->start, NowNs()); });
+  EndCallWith(c, [&](ThreadState* ts) {
+    AddCall(ts, call, kargs, ret, c->start, std::max(c->start, NowNsAfterCall()));
+  });
 }
 
 void NoteExecAttempt(const char* path) {
@@ -2384,10 +2512,10 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
       // Written with a slot of its own: a finder may free the child's real one meanwhile
       // (its lock is gone), and another process take it.
       ThreadSlot* real = child->slot;
-      ThreadSlot scratch;
+      ThreadSlot scratch{};
       child->slot = &scratch;
       if (MapWriterBuffers(&child->vm_buffers))
-        ServiceThread(child, true, NowNs(), child->vm_buffers);
+        ServiceThreadAlone(child, true, NowNs(), child->vm_buffers);
       child->slot = real;
       ReleaseVforkChild(child);
     }

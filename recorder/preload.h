@@ -145,6 +145,7 @@ void ReleaseProcessSlots();
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** envp_out, int cap, char* buf,
                     int buf_cap);
 int64_t NowNs();
+int64_t NowNsAfterCall();  // the same without the lfence, for a call's end (preload.cc)
 
 // The calling thread is about to leave without ending the process (pthread_exit, raw exit)
 // with status `code`.

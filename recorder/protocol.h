@@ -44,21 +44,25 @@ inline constexpr int kExitRecorderError = 125;
 inline constexpr int kExitCannotRun = 126;
 inline constexpr int kExitNotFound = 127;
 
-inline constexpr uint64_t kSharedMagic = 0x3353524f5252494full;  // "IORRSRS3"
+inline constexpr uint64_t kSharedMagic = 0x3453524f5252494full;  // "IORRSRS4"
 inline constexpr uint32_t kSharedSlots = 4096;
 inline constexpr uint32_t kSharedProcs = 4096;  // process entries (liveness)
 inline constexpr int64_t kNever = INT64_MAX;
 
 // One per live recorded thread. A chunk's watermark is the minimum, over all slots, of
 // unflushed_min and in_call_since (and the current time): every event not yet written starts
-// at or after it.
+// at or after it. The thread only lowers unflushed_min; its process's writer raises it once
+// events are written, inside a window (raise_seq odd) during which readers also take
+// raise_from, the value it replaced: an event the thread published while the raise went on is
+// covered by neither field until the writer has looked at the ring again (preload.cc).
 struct ThreadSlot {
   std::atomic<uint32_t> tid;  // 0: free
   std::atomic<uint32_t> pid;
   std::atomic<int64_t> unflushed_min;  // earliest start of this thread's unwritten events
   std::atomic<int64_t> in_call_since;  // start of the call in progress, or kNever
   std::atomic<uint32_t> proc;          // 1 + the process entry of its process, 0: none
-  uint32_t reserved;
+  std::atomic<uint32_t> raise_seq;     // odd: the writer is raising unflushed_min
+  std::atomic<int64_t> raise_from;     // unflushed_min before the raise under way
 };
 
 // Process entries: a recorded process holds an open-file-description lock (F_OFD_SETLK) on

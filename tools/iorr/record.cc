@@ -646,6 +646,7 @@ int Run(const Options& o) {
   for (rec::ThreadSlot& s : shared->slot) {
     s.unflushed_min.store(rec::kNever, std::memory_order_relaxed);
     s.in_call_since.store(rec::kNever, std::memory_order_relaxed);
+    s.raise_from.store(rec::kNever, std::memory_order_relaxed);
   }
   shared->slots = rec::kSharedSlots;
   shared->version = 2;

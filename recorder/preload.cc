@@ -24,8 +24,8 @@
 // running has gone through a context switch, itself a full barrier. Every recorded process
 // registers before its first call (Init). Where it cannot (no membarrier, a seccomp filter),
 // the process keeps real fences on both sides, and its writer's watermark over other
-// processes' threads leans on the 1 ms clock margin (kClockSkewMarginNs): a store the writer
-// misses there is at most a few store-buffer drains old.
+// processes' threads leans on the 1 ms clock margin (kClockSkewMarginNs) and on how briefly a
+// store sits in a store buffer: a heuristic, not a bound the architecture gives.
 #include "recorder/preload.h"
 
 #include <dirent.h>
@@ -119,6 +119,7 @@ struct ThreadState {
   int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
   uint64_t drained = 0;            // writer: the head when it raised the watermark
   bool raising = false;            // writer: a raise window is open (Service)
+  uint32_t raise_q = 0;            // writer: the window's (odd) raise_seq
   int64_t last_start = 0;          // the thread: start of its latest call
   bool longjmp_noted = false;      // the thread: a call left by longjmp was noted
   // The thread: a piece of directory entries being gathered (AddDirents), kept off its stack,
@@ -300,24 +301,37 @@ void* MapMemory(size_t n) {
 void Yield() { RawSyscall6(SYS_sched_yield); }
 
 // The asymmetric fences (see the top of this file). g_membarrier: this process is registered.
-bool g_membarrier = false;
+// Not under a seccomp filter: one that does not list membarrier may kill or trap the caller
+// (the filter's mode is asked before each use: a program may install one at any time).
+std::atomic<bool> g_membarrier{false};
+bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0; }
 void RegisterMembarrier() {
-  g_membarrier = RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+  g_membarrier.store(
+      !UnderSeccomp() &&
+          RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0,
+      std::memory_order_relaxed);
 }
 // The program thread's half: between a store and a load that must not pass it.
 inline void LightFence() {
-  if (__builtin_expect(g_membarrier, 1))
+  if (__builtin_expect(g_membarrier.load(std::memory_order_relaxed), 1))
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
-// The writer's half. A process that loses membarrier later (a seccomp filter installed by the
-// program) goes back to real fences on both sides from then on.
-void HeavyFence() {
+// The writer's half; false when it could not be made (membarrier refused, or a seccomp filter
+// came): the process then goes back to real fences on both sides, and what program threads
+// published meanwhile with a compiler barrier only is not known to be visible yet (Service
+// keeps its raise windows open until its next pass).
+bool HeavyFence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (g_membarrier && RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
-    g_membarrier = false;
+  bool ok = true;
+  if (g_membarrier.load(std::memory_order_relaxed) &&
+      (UnderSeccomp() || RawSyscall6(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)) {
+    g_membarrier.store(false, std::memory_order_relaxed);
+    ok = false;
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  return ok;
 }
 
 void Wake() {
@@ -600,6 +614,8 @@ void CoverStart(ThreadSlot& s, int64_t start) {
   }
 }
 
+void EndRaise(ThreadState* ts);
+
 // Drains a thread's ring into its encoder, writing full chunks, and the partial one when
 // `force`, when the thread exited, or when its oldest event is older than kFlushAgeNs. Then
 // publishes the thread's earliest unwritten start. Under g_writer_lock.
@@ -608,6 +624,10 @@ void CoverStart(ThreadSlot& s, int64_t start) {
 // writing its own ring) and closes it with EndRaise, which covers what the thread published
 // meanwhile.
 bool ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
+  if (ts->raising) {  // left open by a pass whose fence failed: threads fence fully since
+    EndRaise(ts);
+    ts->raising = false;
+  }
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   uint64_t tail = ts->tail.load(std::memory_order_acquire);
   uint64_t at;
@@ -636,7 +656,8 @@ bool ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
     CoverStart(s, ts->encoder_since);
     return false;
   }
-  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
+  uint32_t q = s.raise_seq.load(std::memory_order_relaxed) & ~1u;
+  ts->raise_q = q + 1;
   s.raise_from.store(old, std::memory_order_relaxed);
   s.raise_seq.store(q + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);  // the window, then the raise
@@ -658,7 +679,9 @@ void EndRaise(ThreadState* ts) {
   uint64_t at;
   if (const EntryHead* h = EntryAt(ts, ts->drained, ts->tail.load(std::memory_order_acquire), &at))
     CoverStart(s, h->start);
-  s.raise_seq.store(s.raise_seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  // Only the window this writer opened (a slot freed and taken meanwhile is someone else's).
+  uint32_t q = ts->raise_q;
+  s.raise_seq.compare_exchange_strong(q, q + 1, std::memory_order_release);
 }
 
 // ServiceThread and EndRaise for a ring nobody else is publishing into.
@@ -742,13 +765,16 @@ void Service(bool force) {
       ts->raising = ServiceThread(ts, force, now, g_buffers);
       raised |= ts->raising;
     }
-    // One fence for every window this pass opened, then they close.
-    if (raised) HeavyFence();
+    // One fence for every window this pass opened, then they close (without the fence, at the
+    // next pass, when threads fence fully again).
+    bool fenced = !raised || HeavyFence();
     for (int i = 0; i < used; ++i) {
       ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
       if (ts == nullptr) continue;
-      if (ts->raising) EndRaise(ts);
-      ts->raising = false;
+      if (ts->raising && fenced) {
+        EndRaise(ts);
+        ts->raising = false;
+      }
       if (ts->exited.load(std::memory_order_acquire) && ts->enc.empty() &&
           ts->head.load(std::memory_order_relaxed) == ts->tail.load(std::memory_order_acquire))
         FreeThread(i, ts);
@@ -941,6 +967,9 @@ void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
         ts->slot->pid.store(ts->pid, std::memory_order_seq_cst);
         ts->slot->proc.store(proc, std::memory_order_seq_cst);
         ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
+        ts->slot->raise_from.store(kNever, std::memory_order_relaxed);
+        uint32_t q = ts->slot->raise_seq.load(std::memory_order_relaxed);
+        if (q & 1) ts->slot->raise_seq.store(q + 1, std::memory_order_relaxed);
         ts->slot->in_call_since.store(kNever, std::memory_order_release);
       }
     }
@@ -1738,6 +1767,7 @@ int64_t ReadClock() {
       std::atomic_thread_fence(std::memory_order_acquire);
       // The TSC is read between the two loads of the sequence, so a reading that passes the
       // check was taken before any newer anchor's TSC (ResyncTsc).
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // earlier stores stay before it
       if (kFenced) __builtin_ia32_lfence();
       uint64_t tsc = __builtin_ia32_rdtsc();
       // The second load of the sequence goes through an address computed from the TSC reading
@@ -2327,6 +2357,7 @@ void AfterForkChildOf(bool shared_files) {
     g_anchor.rate = 0;
   }
   ResyncTsc();
+  RegisterMembarrier();  // the kernel copies it with the memory; said again, to not depend on it
   // Only the entries ever used: clearing all 4096 would copy eight pages the parent shares.
   for (int i = 0, used = g_threads_used.load(); i < used; ++i)
     g_threads[i].store(nullptr, std::memory_order_relaxed);

@@ -483,6 +483,9 @@ int CallTagOf(long nr) {
 // number; the result goes back there), r9, r8, r10, rdx, rsi, rdi. Returns 0 when the call was
 // carried out, 1 when the stub must issue it natively.
 extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long* frame) {
+  // A task on storage that is not its own reads the owner's selector: it is not armed, and the
+  // call goes natively, unrecorded (see ForeignTask).
+  if (ForeignTask()) return 1;
   CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   long nr = frame[0];
   long a[6] = {frame[6], frame[5], frame[4], frame[3], frame[2], frame[1]};

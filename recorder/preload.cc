@@ -257,6 +257,15 @@ thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  //
 // This task is a vfork child running on its parent's memory and thread-local storage (see
 // VforkChild); t_state is then its own, not the parent thread's.
 thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
+// The one task entitled to this thread-local storage, 0: whichever runs on it. Set when a vfork
+// parent resumes while tasks it did not make may still run on its memory and storage: the
+// descendants of a vfork child killed during its own vfork (see iorr_vfork_parent). Those are
+// then foreign here: they record nothing and touch none of the library's state (the storage,
+// its locks and rings are the resumed parent's) until their exec, which records on.
+thread_local uint32_t t_owner_tid __attribute__((tls_model("initial-exec"))) = 0;
+bool ForeignSlow();
+// Free while the storage has never had such descendants; a gettid after.
+inline bool Foreign() { return __builtin_expect(t_owner_tid != 0, 0) && ForeignSlow(); }
 // Dispatch now, patched sites after g_patch_after calls of a thread (IORR_PATCH_AFTER; see
 // PatchLater).
 int g_patch_after = 4096;
@@ -277,7 +286,12 @@ struct VforkSave {
   uintptr_t call_frame;
   bool vm_tracee;  // t_vm_tracee: a vfork child's PTRACE_TRACEME is its own
   char selector;
-  Call call;  // the parent's clone event
+  Call call;           // the parent's clone event
+  int level;           // its place on the stack (the entry hands the save's address on)
+  uint32_t owner_tid;  // t_owner_tid
+  // Set by a task further down the stack that resumed while this save's task waited in vfork:
+  // the task is foreign on its return (see iorr_vfork_parent).
+  bool orphaned;
 };
 constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
 // The first level in thread-local storage, deeper ones (a vfork child's own vfork) in a page
@@ -288,9 +302,12 @@ constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a 
 thread_local VforkSave t_vfork0 __attribute__((tls_model("initial-exec")));
 thread_local VforkSave* t_vfork_more __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
+thread_local char t_plain_selector __attribute__((tls_model("initial-exec"))) =
+    0;  // see iorr_vfork_plain
 VforkSave& VforkLevel(int level) { return level == 0 ? t_vfork0 : t_vfork_more[level - 1]; }
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
+bool ForeignSlow() { return Gettid() != static_cast<long>(t_owner_tid); }
 
 void* MapMemory(size_t n) {
   long p = RawSyscall6(SYS_mmap, 0, static_cast<long>(n), PROT_READ | PROT_WRITE,
@@ -1118,6 +1135,7 @@ void AddEvent(ThreadState* ts, const Event& e) {
 bool g_noted_shared_map = false;
 // The calling task's process: a vfork child (recorded or not) is a process of its own.
 uint32_t TaskPid() {
+  if (Foreign()) return static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   if (!t_vm_child) return g_pid;
   return t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
 }
@@ -1355,6 +1373,8 @@ long ParseLong(const char* s, long dflt) {
 }
 
 }  // namespace
+
+bool ForeignTask() { return Foreign(); }
 
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
@@ -1835,6 +1855,7 @@ __attribute__((noinline)) bool LeftByLongjmp(uintptr_t frame) {
 bool BeginCallAt(Call* c, uintptr_t frame) {
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
   if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
+  if (Foreign()) return false;
   if (t_depth != 0 && !LeftByLongjmp(frame)) return false;
   // A signal handler jumped out of a trapped call that was not being recorded (pause): the
   // SIGSYS handler's frame is gone (else the writer never started, waiting for it to end).
@@ -1962,13 +1983,15 @@ void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);
 }
 void NoteAltStack(const stack_t& ss) {
+  if (Foreign()) return;
   bool on = !(ss.ss_flags & SS_DISABLE) && ss.ss_size != 0;
   t_alt_lo = on ? reinterpret_cast<uintptr_t>(ss.ss_sp) : 0;
   t_alt_hi = on ? t_alt_lo + ss.ss_size : 0;
 }
 
 void OnTraceMe() {
-  if (t_vm_child) {  // the parent's threads and its own flag are not the child's to change
+  if (Foreign()) return;  // nothing of this storage is its own (its exec records on, audited)
+  if (t_vm_child) {       // the parent's threads and its own flag are not the child's to change
     t_vm_tracee = true;
   } else {
     ThreadState* ts = t_state;
@@ -2007,6 +2030,7 @@ void NoteSmallStack(size_t size) {
 // The calling task's liveness lock fd: a vfork child's own, else the process's.
 int& CurrentLockFd() {
   static int none = -1;
+  if (Foreign()) return none = -1;  // its own copy was closed when it became a vfork child
   if (!t_vm_child) return g_lock_fd;
   return t_state ? t_state->vm_lock_fd : (none = -1);
 }
@@ -2031,7 +2055,7 @@ bool VacateFd(int fd) {
   int& lock = CurrentLockFd();
   // A vfork child cannot move the trace's fds: their numbers are the parent's variables too (a
   // child dup2-ing onto them, just below the fd limit, gets EBUSY).
-  if (t_vm_child && fd != lock) return false;
+  if ((t_vm_child || Foreign()) && fd != lock) return false;
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)
@@ -2074,7 +2098,7 @@ void ReleaseVforkChild(ThreadState* ts) {
 }
 
 void FlushAll() {
-  if (!g_on) return;
+  if (!g_on || Foreign()) return;
   if (t_vm_child) {
     // A vfork child writes its own events only: the parent's threads are the parent's writer's
     // (and the checks Service makes of them read /proc/self, which is the child's here).
@@ -2088,7 +2112,7 @@ thread_local bool t_holds_writer __attribute__((tls_model("initial-exec"))) = fa
 
 void FlushAllAndHold() {
   FlushAll();
-  if (!g_on || t_vm_child || t_holds_writer) return;
+  if (!g_on || t_vm_child || t_holds_writer || Foreign()) return;
   // Not in a task of another process on this memory (a raw clone(CLONE_VM) child, which the
   // library does not see as a vfork child): its exit or exec would leave the lock held for ever.
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
@@ -2100,14 +2124,14 @@ void FlushAllAndHold() {
 }
 
 void ReleaseHeldWriter() {
-  if (!t_holds_writer) return;
+  if (!t_holds_writer || Foreign()) return;  // held by the storage's owner, if at all
   t_holds_writer = false;
   g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
 }
 
 void ReleaseProcessSlots() {
-  if (!g_on) return;
+  if (!g_on || Foreign()) return;
   if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
     if (t_state) ReleaseVforkChild(t_state);
     t_state = nullptr;  // nothing more of it is recorded (its parent unmaps the state)
@@ -2140,7 +2164,7 @@ void ReleaseProcessSlots() {
 // Around a recorded exec: the lock fd loses close-on-exec, so the new image (which IORR_LOCK
 // names it to) keeps the lock through the exec; after a failed exec it gets it back.
 void ExecKeepsLock(bool keep) {
-  if (!g_on) return;
+  if (!g_on || Foreign()) return;
   if (t_vm_child) {  // a vfork child's own lock (the parent's stays closed to the new image)
     ThreadState* ts = t_state;
     if (ts == nullptr) return;
@@ -2188,7 +2212,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   if (preload && strstr(preload, g_lib)) has_lib = true;
   // A debugger's inferior runs without the audit module, whose trapped calls would be signal
   // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
-  bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee);
+  bool foreign = Foreign();
+  bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee && !foreign);
   // Nor does Valgrind's tool (its launcher names itself in VALGRIND_LAUNCHER): the module would
   // not arm on Valgrind (valgrind.h), but the loader allocates memory for the audit namespace
   // that libc frees at exit, and Valgrind reports those frees as invalid (a failed run with
@@ -2259,7 +2284,9 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     return false;
   int lock_fd = g_lock_fd;
   uint32_t entry = g_entry, pid = g_pid;
-  if (t_vm_child) {  // a vfork child hands on its own
+  if (foreign) {  // nothing to hand on
+    lock_fd = -1;
+  } else if (t_vm_child) {  // a vfork child hands on its own
     lock_fd = t_state ? t_state->vm_lock_fd : -1;
     entry = t_state ? t_state->vm_entry : 0;
     pid = t_state ? t_state->pid : 0;
@@ -2321,10 +2348,12 @@ void NoWriterInThisProcess() {
   g_writer_started.store(1);
 }
 
-void StopRecordingThread() { t_done = true; }
+void StopRecordingThread() {
+  if (!Foreign()) t_done = true;
+}
 
 void ThreadGone() {
-  if (!g_on) return;
+  if (!g_on || Foreign()) return;
   t_done = true;
   if (ThreadState* ts = t_state) {
     ts->exited.store(1, std::memory_order_release);
@@ -2333,7 +2362,7 @@ void ThreadGone() {
 }
 
 void NoteThreadExit(int code) {
-  if (!g_on) return;
+  if (!g_on || Foreign()) return;
   g_last_exit_code.store(code & 0xff, std::memory_order_relaxed);
   if (Gettid() != static_cast<long>(g_pid)) return;
   g_leader_left.store(true, std::memory_order_release);
@@ -2345,6 +2374,7 @@ void AfterForkChild() { AfterForkChildOf(false); }
 void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
   g_released.store(false);
+  t_owner_tid = 0;          // this memory is the child's alone, whoever forked it
   t_done = false;           // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the
@@ -2408,6 +2438,12 @@ void AfterForkChildOf(bool shared_files) {
 //  - the child's new image adopts its entry and frees its slot once it has recorded the exec,
 //    as after any exec; a child that ends frees both; the parent, resumed, writes what a child
 //    killed before exec left and frees its slot, and unmaps the child's state.
+// A vfork child killed while its own vfork child runs: the kernel resumes the parent, which takes
+// its storage back while the grandchild still runs on the same memory and storage (they are
+// now the parent's). The parent marks the saves above its own as orphaned and names itself the
+// storage's owner (t_owner_tid); every task on it but the owner is then foreign: it records
+// nothing and leaves the library's state alone until its exec (whose image is recorded), and
+// its own vforks are plain ones. From then on each call of that thread pays a gettid.
 // (User-space shadow stacks, which glibc 2.36 does not enable, would need vfork's child to jump
 // rather than return, as glibc's own vfork does.)
 
@@ -2415,6 +2451,7 @@ void AfterForkChildOf(bool shared_files) {
 
 using iorr::recorder::t_vfork_level;
 using iorr::recorder::t_vfork_more;
+using iorr::recorder::VforkSave;
 
 // What the entry returns: vfork's result in rax, the caller's address (to push and return to)
 // in rdx.
@@ -2425,22 +2462,33 @@ struct VforkReturn {
 
 // Before the system call, in the parent. The gate is not used for vfork's own syscall (it must
 // be made from the entry, whose frame is the caller's): the selector allows it.
-// Returns the level of the saved state, for iorr_vfork_parent (the entry keeps it in a register).
-extern "C" __attribute__((visibility("hidden"))) long iorr_vfork_prepare(uintptr_t ret_addr) {
+// Returns the address of the saved state, for iorr_vfork_child and iorr_vfork_parent (the entry
+// keeps it in a register), and the caller's address; 0 for a foreign task, whose vfork the
+// entry makes plainly, as libc's does.
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
+    uintptr_t ret_addr) {
   using namespace iorr::recorder;
-  uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
-  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
-              reinterpret_cast<long>(&old), 8);
+  if (Foreign()) return VforkReturn{0, ret_addr};
   if (t_vfork_level > 0 && t_vfork_more == nullptr)
     t_vfork_more = static_cast<VforkSave*>(MapMemory(sizeof(VforkSave) * (kVforkNesting - 1)));
   if (t_vfork_level >= kVforkNesting || (t_vfork_level > 0 && t_vfork_more == nullptr)) {
-    // Sixteen vfork children deep, or no memory for a nested one: give up, loudly.
-    WriteNote(t_vfork_level >= kVforkNesting
-                  ? "recorder: vfork nested too deep (16 levels): the process ends with status 127"
-                  : "recorder: no memory for a nested vfork's saved state: the process ends with "
-                    "status 127");
-    RawSyscall6(SYS_exit_group, 127);
+    // Sixteen levels deep, or no memory for a nested one: a plain vfork, whose child is foreign
+    // (this task names itself the storage's owner) and goes unrecorded until its exec.
+    char note[160];
+    snprintf(note, sizeof(note), "escape %u: %s: a vfork child runs unrecorded until its exec",
+             TaskPid(),
+             t_vfork_level >= kVforkNesting ? "vfork nested 16 levels deep"
+                                            : "no memory for a nested vfork's saved state");
+    WriteNote(note);
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+    t_owner_tid = static_cast<uint32_t>(Gettid());
+    t_plain_selector = t_selector;
+    AllowSyscalls();
+    return VforkReturn{0, ret_addr};
   }
+  uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
+              reinterpret_cast<long>(&old), 8);
   long level = t_vfork_level++;
   VforkSave& v = VforkLevel(static_cast<int>(level));
   v = VforkSave{};
@@ -2454,17 +2502,34 @@ extern "C" __attribute__((visibility("hidden"))) long iorr_vfork_prepare(uintptr
   v.vm_child = t_vm_child;
   v.selector = t_selector;
   v.vm_tracee = t_vm_tracee;
+  v.level = static_cast<int>(level);
+  v.owner_tid = t_owner_tid;
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
   AllowSyscalls();
-  return level;
+  return VforkReturn{reinterpret_cast<long>(&v), ret_addr};
+}
+
+// After a plain vfork (see iorr_vfork_prepare), in both: the result, and the owner's selector
+// back (the foreign child leaves the storage alone).
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_plain(long ret,
+                                                                              uintptr_t ret_addr) {
+  using namespace iorr::recorder;
+  if (!Foreign()) t_selector = t_plain_selector;  // a parent that was too deep
+  if (ret < 0) {
+    errno = static_cast<int>(-ret);
+    ret = -1;
+  }
+  return VforkReturn{ret, ret_addr};
 }
 
 // In the child (pid 0 returned), before it returns into the caller.
-extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() {
+extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(VforkSave* save) {
   using namespace iorr::recorder;
-  VforkSave& v = VforkLevel(t_vfork_level - 1);
+  VforkSave& v = *save;
+  // The storage is this task's while its parent waits (the parent's foreign tasks stay so).
+  if (t_owner_tid != 0) t_owner_tid = static_cast<uint32_t>(Gettid());
   // The parent's lock stays the parent's: this fd table's copy of it goes (the parent's table
   // keeps its own), found before this task counts as a vfork child (CurrentLockFd).
   int inherited = CurrentLockFd();
@@ -2506,16 +2571,31 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child() 
 // In the parent once the child has exec'd or ended: the parent's thread state back, the call
 // recorded, what the child left written and its state unmapped.
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(long ret,
-                                                                               long level) {
+                                                                               VforkSave* save) {
   using namespace iorr::recorder;
-  // This task's own level, as iorr_vfork_prepare returned it: the levels above it are those of
+  VforkSave& v = *save;
+  long value = ret < 0 ? -1 : ret;
+  if (v.orphaned) {
+    // A task above this one resumed meanwhile and took the storage back: this task is foreign
+    // now, and leaves it alone. (It is a nested vfork child: unrecorded, its child too.)
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
+    if (ret < 0) errno = static_cast<int>(-ret);
+    return VforkReturn{value, v.ret_addr};
+  }
+  // This task's own save, as iorr_vfork_prepare returned it: the levels above it are those of
   // vfork children killed while their own vfork child ran (the kernel resumes this task when its
   // child dies, though the child's child may still run on this memory). They never return, and
   // their saves are not this task's: taking the top one returned into a dead child's frame, with
   // its state. (A tid would not tell the tasks apart: a vfork child in a new PID namespace may
   // have its parent's number.)
-  t_vfork_level = static_cast<int>(level);
-  VforkSave& v = VforkLevel(t_vfork_level);
+  int left_at = t_vfork_level;
+  bool had_foreign = t_owner_tid != 0;  // a task below took the storage back from its orphans
+  t_vfork_level = v.level;
+  bool orphans = left_at > v.level + 1;
+  for (int l = v.level + 1; l < left_at; ++l) VforkLevel(l).orphaned = true;
+  // Their levels stay taken while an orphan may wait in its own vfork (its save is there): this
+  // task's next vfork saves above them. (Sixteen levels in all, then plain vforks.)
+  if (orphans) t_vfork_level = left_at;
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;
   t_state = v.state;
@@ -2526,6 +2606,16 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_armed = v.armed;
   t_selector = v.selector;
   t_vm_tracee = v.vm_tracee;  // a child's PTRACE_TRACEME was its own
+  t_owner_tid = orphans || had_foreign ? static_cast<uint32_t>(Gettid()) : v.owner_tid;
+  if (orphans) {
+    char note[200];
+    snprintf(note, sizeof(note),
+             "escape %u: a vfork child was killed during its own vfork: its descendants on this "
+             "memory run unrecorded until their exec",
+             TaskPid());
+    WriteNote(note);
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  }
   if (v.call.on) AllowSyscalls();
   if (child != nullptr) {
     // Ended without an exec (exec_pending clear) and not through the library (killed, or a
@@ -2556,11 +2646,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
     long k[6] = {CLONE_VM | CLONE_VFORK | SIGCHLD};
     EndCall(&v.call, CallId::clone, k, ret);
   }
-  long value = ret;
-  if (ret < 0) {
-    errno = static_cast<int>(-ret);
-    value = -1;
-  }
+  if (ret < 0) errno = static_cast<int>(-ret);
   uintptr_t ret_addr = v.ret_addr;
   uint64_t mask = v.mask;
   if (t_vfork_level == 0 && t_vfork_more != nullptr) {  // no nested level is in use now

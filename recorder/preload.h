@@ -43,6 +43,11 @@ __attribute__((always_inline)) inline bool BeginCall(Call* c) {
 // the call failed with EFAULT. Restores errno.
 void EndCall(Call* c, CallId call, const long* kargs, long ret);
 
+// The calling task runs on thread-local storage that another task has taken back: a
+// descendant of a vfork child killed during its own vfork (see iorr_vfork_parent). It records
+// nothing and must leave the library's state alone.
+bool ForeignTask();
+
 // libc's return convention to the kernel's: -1 and errno -> -errno.
 inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }
 

@@ -747,10 +747,12 @@ IORR_EXPORT pid_t fork() {
 // kept on the stack across the system call: the return address is handed to the work before
 // (iorr_vfork_prepare, which keeps it in thread-local storage) and comes back from the work after
 // (iorr_vfork_child or iorr_vfork_parent, in rdx beside vfork's result in rax), all called with
-// the caller's stack pointer (preload.cc). The level of the parent's saved state goes from
-// iorr_vfork_prepare to iorr_vfork_parent in r8 (free to use in a call; the system call keeps
-// it, and the parent's registers are its own). The system call is made here, outside the gate:
-// iorr_vfork_prepare sets the dispatch selector to allow it.
+// the caller's stack pointer (preload.cc). The address of the parent's saved state goes from
+// iorr_vfork_prepare to iorr_vfork_child and iorr_vfork_parent in r8 (free to use in a call;
+// the system call keeps it, and each task's registers are its own). The system call is made
+// here, outside the gate: iorr_vfork_prepare sets the dispatch selector to allow it. A null
+// address is a plain vfork (a task foreign to this thread-local storage, or one too deep):
+// the return address waits in r9 over the system call, as in libc's own.
 asm(R"(
   .text
   .globl vfork
@@ -764,8 +766,11 @@ vfork:
   .cfi_undefined rip
   call iorr_vfork_prepare
   movq %rax, %r8
+  movq %rdx, %r9
   movl $58, %eax
   syscall
+  testq %r8, %r8
+  jz 3f
   testq %rax, %rax
   jz 1f
   movq %rax, %rdi
@@ -773,10 +778,16 @@ vfork:
   call iorr_vfork_parent
   jmp 2f
 1:
+  movq %r8, %rdi
   call iorr_vfork_child
 2:
   pushq %rdx
   ret
+3:
+  movq %rax, %rdi
+  movq %r9, %rsi
+  call iorr_vfork_plain
+  jmp 2b
   .cfi_endproc
   .size vfork, .-vfork
 )");

@@ -1923,8 +1923,15 @@ fi
 # A vfork child killed while its own vfork child runs (found by review at stop 17): the kernel
 # resumes the top parent, which took the killed child's save (the top one on the shared list)
 # and returned into the child's frame: it ran the child's _exit(3) instead of its own code.
+# The grandchild runs on on the same memory and thread-local storage, which the top parent now
+# uses again: it hung for ever in the library's lock of the writer, which the top parent held
+# as it ended (stop 20). It must exec, recorded, and the trace must say its calls before the
+# exec escaped. (The gap keeps the grandchild's frames below all the top parent's stack use;
+# without it the top parent's printf and exit overwrote them, and the grandchild crashed,
+# recorded or not.)
 cat > vfkill.c << 'C'
 #define _GNU_SOURCE
+#include <alloca.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -1934,6 +1941,8 @@ cat > vfkill.c << 'C'
 int main(void) {
   pid_t p = vfork();
   if (p == 0) {
+    char* volatile gap = alloca(1 << 18);
+    gap[0] = 0;
     if (vfork() == 0) {  // kill the middle child (this one's vfork parent), then exec
       syscall(SYS_kill, getppid(), SIGKILL);
       struct timespec t = {0, 100000000};
@@ -1952,7 +1961,51 @@ int main(void) {
 C
 if cc -O1 vfkill.c -o vfkill 2> /dev/null; then
   as_unrecorded "vfork child killed during its own vfork" vfkill.iorr \
-    "default IORR_PATCH=0 IORR_DISPATCH=0" ./vfkill
+    "default IORR_PATCH=1 IORR_PATCH=0 IORR_DISPATCH=0" ./vfkill
+  for how in default IORR_PATCH=1; do
+    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfkill.iorr -- ./vfkill > /dev/null 2>&1
+    if ! dump_has vfkill.iorr 'execve("/bin/true"'; then
+      fail "vfork child killed during its own vfork ($how): the grandchild's exec is not in the trace"
+    elif ! grep -q 'escape [0-9]*: a vfork child was killed during its own vfork' vfkill.iorr.txt; then
+      fail "vfork child killed during its own vfork ($how): no note of the grandchild's escape"
+    else
+      ok "vfork child killed during its own vfork ($how): the grandchild's exec recorded, its escape noted"
+    fi
+  done
+fi
+
+# vfork children 24 levels deep: past the library's 16 saved levels the process ended with
+# status 127 (stop 20: a plain vfork, its child unrecorded until its exec, and noted).
+cat > vfdeep.c << 'C'
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int level(int d) {  // each vfork child vforks again; the deepest execs echo
+  pid_t p = vfork();
+  if (p < 0) return 100;
+  if (p == 0) {
+    if (d == 24) execl("/bin/echo", "echo", "deep", (char*)0);
+    _exit(level(d + 1));
+  }
+  int st;
+  if (waitpid(p, &st, 0) != p || !WIFEXITED(st)) return 101;
+  return WEXITSTATUS(st);
+}
+int main(void) {
+  printf("levels: status %d\n", level(1));
+  return 0;
+}
+C
+if cc -O1 vfdeep.c -o vfdeep 2> /dev/null; then
+  as_unrecorded "vfork children 24 levels deep" vfdeep.iorr \
+    "default IORR_PATCH=1 IORR_DISPATCH=0" ./vfdeep
+  if ! dump_has vfdeep.iorr 'execve("/bin/echo"'; then
+    fail "vfork children 24 levels deep: the deepest one's exec is not in the trace"
+  elif ! grep -q 'escape [0-9]*: vfork nested 16 levels deep' vfdeep.iorr.txt; then
+    fail "vfork children 24 levels deep: the unrecorded levels are not noted"
+  else
+    ok "vfork children 24 levels deep: the deepest exec recorded, the unrecorded levels noted"
+  fi
 fi
 
 # posix_spawn with POSIX_SPAWN_RESETIDS at once after the process's first recorded call (as

@@ -263,6 +263,7 @@ thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
 // then foreign here: they record nothing and touch none of the library's state (the storage,
 // its locks and rings are the resumed parent's) until their exec, which records on.
 thread_local uint32_t t_owner_tid __attribute__((tls_model("initial-exec"))) = 0;
+constexpr uint32_t kNoOwner = ~uint32_t{0};  // no task's tid: every task is foreign
 bool ForeignSlow();
 // Free while the storage has never had such descendants; a gettid after.
 inline bool Foreign() { return __builtin_expect(t_owner_tid != 0, 0) && ForeignSlow(); }
@@ -289,6 +290,7 @@ struct VforkSave {
   Call call;           // the parent's clone event
   int level;           // its place on the stack (the entry hands the save's address on)
   uint32_t owner_tid;  // t_owner_tid
+  long ppid;           // the saving task's parent: another one on return means it died
   // Set by a task further down the stack that resumed while this save's task waited in vfork:
   // the task is foreign on its return (see iorr_vfork_parent).
   bool orphaned;
@@ -302,8 +304,9 @@ constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a 
 thread_local VforkSave t_vfork0 __attribute__((tls_model("initial-exec")));
 thread_local VforkSave* t_vfork_more __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local int t_vfork_level __attribute__((tls_model("initial-exec"))) = 0;
-thread_local char t_plain_selector __attribute__((tls_model("initial-exec"))) =
-    0;  // see iorr_vfork_plain
+// See iorr_vfork_plain.
+thread_local char t_plain_selector __attribute__((tls_model("initial-exec"))) = 0;
+thread_local uint64_t t_plain_mask __attribute__((tls_model("initial-exec"))) = 0;
 VforkSave& VforkLevel(int level) { return level == 0 ? t_vfork0 : t_vfork_more[level - 1]; }
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
@@ -928,6 +931,7 @@ void StartWriter() {
 // thread gone (Service). A thread leaving from inside a recorded call (cancelled, or a
 // handler's pthread_exit) is done at once: nothing more of it can be recorded.
 void ThreadExit(void* p) {
+  if (Foreign()) return;  // the owner's key value (a vfork child's pthread_exit: undefined)
   auto* ts = static_cast<ThreadState*>(p);
   if (ts != nullptr && t_depth == 0) {
     ts->leaving.store(1, std::memory_order_release);
@@ -1375,6 +1379,7 @@ long ParseLong(const char* s, long dflt) {
 }  // namespace
 
 bool ForeignTask() { return Foreign(); }
+void MarkThreadForeign() { t_owner_tid = kNoOwner; }
 
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
@@ -2132,6 +2137,9 @@ void ReleaseHeldWriter() {
 
 void ReleaseProcessSlots() {
   if (!g_on || Foreign()) return;
+  // An owner of its storage (see ForeignTask) ending leaves it nobody's: its tid may come back
+  // as a foreign task's.
+  if (t_owner_tid != 0) t_owner_tid = kNoOwner;
   if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
     if (t_state) ReleaseVforkChild(t_state);
     t_state = nullptr;  // nothing more of it is recorded (its parent unmaps the state)
@@ -2177,6 +2185,24 @@ void ExecKeepsLock(bool keep) {
     RawSyscall6(SYS_fcntl, g_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 
+// Whether a tracer is attached to the calling task (TracerPid in /proc/self/status). Only a
+// foreign task's exec asks (see PrepareExecEnv): its fd table is its own process's.
+bool TracedNow() {
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/self/status"),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[2048];
+  long n = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
+  RawSyscall6(SYS_close, fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  const char* t = strstr(buf, "TracerPid:");
+  if (t == nullptr) return false;
+  t += 10;
+  while (*t == ' ' || *t == '\t') ++t;
+  return *t >= '1' && *t <= '9';
+}
+
 bool EnvHasLibrary(char* const* envp) {
   const char* preload = GetEnv(const_cast<char**>(envp), "LD_PRELOAD", 10);
   return preload && g_lib[0] && strstr(preload, g_lib);
@@ -2213,7 +2239,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // A debugger's inferior runs without the audit module, whose trapped calls would be signal
   // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
   bool foreign = Foreign();
-  bool traced = DispatchTracee() || (t_vm_child && t_vm_tracee && !foreign);
+  // (A foreign task's PTRACE_TRACEME went unnoted, the flag being the owner's: the kernel says.)
+  bool traced = DispatchTracee() || (foreign ? TracedNow() : t_vm_child && t_vm_tracee);
   // Nor does Valgrind's tool (its launcher names itself in VALGRIND_LAUNCHER): the module would
   // not arm on Valgrind (valgrind.h), but the loader allocates memory for the audit namespace
   // that libc frees at exit, and Valgrind reports those frees as invalid (a failed run with
@@ -2373,6 +2400,21 @@ void AfterForkChild() { AfterForkChildOf(false); }
 
 void AfterForkChildOf(bool shared_files) {
   if (!g_on) return;
+  // The lock fd this copy of the fd table holds: the forker's. A vfork child's is its own (the
+  // number of the process's was closed in its table and may be the program's now); a task
+  // foreign to its storage (see ForeignTask: its process is not the owner's) has none, and the
+  // handler state it saw was the owner's.
+  bool foreign = false;
+  if (t_owner_tid != 0) {
+    uint32_t owner_pid = t_vm_child ? (t_state ? t_state->pid : 0) : g_pid;
+    foreign = RawSyscall6(SYS_getppid) != static_cast<long>(owner_pid);
+  }
+  int forker_lock = foreign ? -1 : !t_vm_child ? g_lock_fd : t_state ? t_state->vm_lock_fd : -1;
+  if (foreign) {
+    t_in_handler = false;
+    t_handler_frame = 0;
+    t_alt_lo = t_alt_hi = 0;
+  }
   g_released.store(false);
   t_owner_tid = 0;          // this memory is the child's alone, whoever forked it
   t_done = false;           // the thread that forked may have been left unrecorded there
@@ -2411,7 +2453,7 @@ void AfterForkChildOf(bool shared_files) {
   if (shared_files) {
     g_entry = 0;
   } else {
-    if (g_lock_fd >= 0) RawSyscall6(SYS_close, g_lock_fd);
+    if (forker_lock >= 0) RawSyscall6(SYS_close, forker_lock);
     g_lock_fd = -1;
     TakeProcessEntry();
   }
@@ -2469,26 +2511,29 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
     uintptr_t ret_addr) {
   using namespace iorr::recorder;
   if (Foreign()) return VforkReturn{0, ret_addr};
-  if (t_vfork_level > 0 && t_vfork_more == nullptr)
-    t_vfork_more = static_cast<VforkSave*>(MapMemory(sizeof(VforkSave) * (kVforkNesting - 1)));
-  if (t_vfork_level >= kVforkNesting || (t_vfork_level > 0 && t_vfork_more == nullptr)) {
-    // Sixteen levels deep, or no memory for a nested one: a plain vfork, whose child is foreign
-    // (this task names itself the storage's owner) and goes unrecorded until its exec.
-    char note[160];
-    snprintf(note, sizeof(note), "escape %u: %s: a vfork child runs unrecorded until its exec",
-             TaskPid(),
-             t_vfork_level >= kVforkNesting ? "vfork nested 16 levels deep"
-                                            : "no memory for a nested vfork's saved state");
-    WriteNote(note);
-    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
-    t_owner_tid = static_cast<uint32_t>(Gettid());
-    t_plain_selector = t_selector;
-    AllowSyscalls();
-    return VforkReturn{0, ret_addr};
-  }
   uint64_t all = ~(uint64_t{1} << (SIGSYS - 1)), old = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
               reinterpret_cast<long>(&old), 8);
+  if (t_vfork_level > 0 && t_vfork_more == nullptr)
+    t_vfork_more = static_cast<VforkSave*>(MapMemory(sizeof(VforkSave) * (kVforkNesting - 1)));
+  if (t_vfork_level >= kVforkNesting || (t_vfork_level > 0 && t_vfork_more == nullptr)) {
+    // No room for a save (sixteen levels, counting those an orphan may still need), or no
+    // memory for the nested ones: a plain vfork, whose child is foreign (this task names itself
+    // the storage's owner) and goes unrecorded until its exec. Signals stay blocked until
+    // iorr_vfork_plain (the selector and mask wait in thread-local storage).
+    char note[160];
+    snprintf(note, sizeof(note), "escape %u: %s: a vfork child runs unrecorded until its exec",
+             TaskPid(),
+             t_vfork_level >= kVforkNesting ? "no room for a vfork's saved state (16 levels)"
+                                            : "no memory for a nested vfork's saved state");
+    WriteNote(note);
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+    __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+    t_plain_selector = t_selector;
+    t_plain_mask = old;
+    AllowSyscalls();
+    return VforkReturn{1, ret_addr};
+  }
   long level = t_vfork_level++;
   VforkSave& v = VforkLevel(static_cast<int>(level));
   v = VforkSave{};
@@ -2504,6 +2549,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   v.vm_tracee = t_vm_tracee;
   v.level = static_cast<int>(level);
   v.owner_tid = t_owner_tid;
+  if (t_vm_child) v.ppid = RawSyscall6(SYS_getppid);
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
@@ -2511,12 +2557,17 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   return VforkReturn{reinterpret_cast<long>(&v), ret_addr};
 }
 
-// After a plain vfork (see iorr_vfork_prepare), in both: the result, and the owner's selector
-// back (the foreign child leaves the storage alone).
+// After a plain vfork (see iorr_vfork_prepare), in both: the result; for one made by a task with
+// no room for a save (`deep`), the mask before it in both, and the owner's selector back (the
+// child, foreign, leaves the storage alone; it reads it while the owner waits).
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_plain(long ret,
-                                                                              uintptr_t ret_addr) {
+                                                                              uintptr_t ret_addr,
+                                                                              long deep) {
   using namespace iorr::recorder;
-  if (!Foreign()) t_selector = t_plain_selector;  // a parent that was too deep
+  if (deep) {
+    if (!Foreign()) t_selector = t_plain_selector;
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&t_plain_mask), 0, 8);
+  }
   if (ret < 0) {
     errno = static_cast<int>(-ret);
     ret = -1;
@@ -2528,6 +2579,11 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_plain(lo
 extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(VforkSave* save) {
   using namespace iorr::recorder;
   VforkSave& v = *save;
+  // Taken back meanwhile by a task above the parent (its own parent died): foreign at once.
+  if (v.orphaned || t_owner_tid != v.owner_tid) {
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
+    return VforkReturn{0, v.ret_addr};
+  }
   // The storage is this task's while its parent waits (the parent's foreign tasks stay so).
   if (t_owner_tid != 0) t_owner_tid = static_cast<uint32_t>(Gettid());
   // The parent's lock stays the parent's: this fd table's copy of it goes (the parent's table
@@ -2575,9 +2631,11 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   using namespace iorr::recorder;
   VforkSave& v = *save;
   long value = ret < 0 ? -1 : ret;
-  if (v.orphaned) {
-    // A task above this one resumed meanwhile and took the storage back: this task is foreign
-    // now, and leaves it alone. (It is a nested vfork child: unrecorded, its child too.)
+  // A task above this one resumed meanwhile and took the storage back (or is about to: its
+  // child, this task's parent, has died; the kernel wakes the task above before it reparents
+  // this one, so a narrow window remains): this task is foreign now, and leaves the storage
+  // alone. (It is a nested vfork child: unrecorded, its child too.)
+  if (v.orphaned || (v.vm_child && RawSyscall6(SYS_getppid) != v.ppid)) {
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
     if (ret < 0) errno = static_cast<int>(-ret);
     return VforkReturn{value, v.ret_addr};
@@ -2590,12 +2648,22 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   // have its parent's number.)
   int left_at = t_vfork_level;
   bool had_foreign = t_owner_tid != 0;  // a task below took the storage back from its orphans
-  t_vfork_level = v.level;
   bool orphans = left_at > v.level + 1;
-  for (int l = v.level + 1; l < left_at; ++l) VforkLevel(l).orphaned = true;
+  // The storage is named this task's first: a foreign task reading it meanwhile must not take
+  // the state restored below for its own.
+  if (orphans || had_foreign) {
+    __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+  } else {
+    t_owner_tid = v.owner_tid;
+  }
+  bool fresh = false;  // orphans not seen by a task below (each is noted once)
+  for (int l = v.level + 1; l < left_at; ++l) {
+    fresh |= !VforkLevel(l).orphaned;
+    VforkLevel(l).orphaned = true;
+  }
   // Their levels stay taken while an orphan may wait in its own vfork (its save is there): this
   // task's next vfork saves above them. (Sixteen levels in all, then plain vforks.)
-  if (orphans) t_vfork_level = left_at;
+  t_vfork_level = orphans ? left_at : v.level;
   ThreadState* child = v.child;
   t_vm_child = v.vm_child;
   t_state = v.state;
@@ -2606,8 +2674,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_armed = v.armed;
   t_selector = v.selector;
   t_vm_tracee = v.vm_tracee;  // a child's PTRACE_TRACEME was its own
-  t_owner_tid = orphans || had_foreign ? static_cast<uint32_t>(Gettid()) : v.owner_tid;
-  if (orphans) {
+  if (fresh) {
     char note[200];
     snprintf(note, sizeof(note),
              "escape %u: a vfork child was killed during its own vfork: its descendants on this "

@@ -47,6 +47,9 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret);
 // descendant of a vfork child killed during its own vfork (see iorr_vfork_parent). It records
 // nothing and must leave the library's state alone.
 bool ForeignTask();
+// Makes the calling thread foreign for good: a thread a foreign task started (its storage is
+// fresh, but the process's state it would record into is the owner's).
+void MarkThreadForeign();
 
 // libc's return convention to the kernel's: -1 and errno -> -errno.
 inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }

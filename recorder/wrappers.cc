@@ -750,9 +750,10 @@ IORR_EXPORT pid_t fork() {
 // the caller's stack pointer (preload.cc). The address of the parent's saved state goes from
 // iorr_vfork_prepare to iorr_vfork_child and iorr_vfork_parent in r8 (free to use in a call;
 // the system call keeps it, and each task's registers are its own). The system call is made
-// here, outside the gate: iorr_vfork_prepare sets the dispatch selector to allow it. A null
-// address is a plain vfork (a task foreign to this thread-local storage, or one too deep):
-// the return address waits in r9 over the system call, as in libc's own.
+// here, outside the gate: iorr_vfork_prepare sets the dispatch selector to allow it. An
+// address of 0 or 1 is a plain vfork (0: a task foreign to this thread-local storage, 1: one
+// with no room for a save): the return address waits in r9 over the system call, as in libc's
+// own.
 asm(R"(
   .text
   .globl vfork
@@ -769,8 +770,8 @@ vfork:
   movq %rdx, %r9
   movl $58, %eax
   syscall
-  testq %r8, %r8
-  jz 3f
+  cmpq $1, %r8
+  jbe 3f
   testq %rax, %rax
   jz 1f
   movq %rax, %rdi
@@ -786,6 +787,7 @@ vfork:
 3:
   movq %rax, %rdi
   movq %r9, %rsi
+  movq %r8, %rdx
   call iorr_vfork_plain
   jmp 2b
   .cfi_endproc
@@ -1241,7 +1243,8 @@ namespace {
 struct ThreadStart {
   void* (*fn)(void*);
   void* arg;
-  bool arm;  // false: a small stack of the program's own memory (see pthread_create)
+  bool arm;      // false: a small stack of the program's own memory (see pthread_create)
+  bool foreign;  // started by a task foreign to its storage (see ForeignTask)
 };
 // free() through a pointer the loader filled in at start-up (a GOT entry), not through the PLT:
 // a lazy binding's first call saves 2.7 KiB of vector state on the stack, and a new thread's may
@@ -1251,7 +1254,10 @@ void (*const volatile g_free)(void*) = free;
 void* ArmedStart(void* p) {
   ThreadStart s = *static_cast<ThreadStart*>(p);
   g_free(p);
-  if (s.arm) iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
+  if (s.foreign)
+    iorr::recorder::MarkThreadForeign();
+  else if (s.arm)
+    iorr::recorder::DispatchArmThread();  // dispatch is per thread: arm the new one
   void* r = s.fn(s.arg);
   iorr::recorder::NoteThreadExit(0);  // start_thread leaves with 0 (seen without dispatch too)
   return r;
@@ -1343,8 +1349,10 @@ void GrowDefaultStack() {
 
 IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*),
                                void* arg) {
+  // A foreign task leaves the selector alone: it is the owner's, and the task is not armed.
+  bool foreign = iorr::recorder::ForeignTask();
   char saved = iorr::recorder::t_selector;
-  iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run inside a handler
+  if (!foreign) iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run in a handler
   // The stack the thread will get: the attribute's (its size 0 reads as the process's default).
   // Without attributes the process's defaults apply, whose stack has the room already.
   pthread_attr_t grown;
@@ -1372,10 +1380,11 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
     s->fn = fn;
     s->arg = arg;
     s->arm = arm;
+    s->foreign = foreign;
     r = REAL(pthread_create)(t, attr, ArmedStart, s);
     if (r != 0) free(s);
   }
-  iorr::recorder::t_selector = saved;
+  if (!foreign) iorr::recorder::t_selector = saved;
   return r;
 }
 

@@ -620,11 +620,17 @@ if cc -O1 -pthread storm.c -o storm 2> /dev/null; then
   timeout 60 "$iorr" record -q -o storm.iorr -- ./storm
   st=$?
   lag=$(lag_of storm.iorr)
+  # A slot nobody frees holds the watermarks back for the rest of the run (about 90% of it);
+  # the lag of a sound run grows with the machine's load (up to 16% of a run that load had
+  # stretched from 2.5 s to 15 to 33 s, three recordings at once on 2 cores, stop 20; 1.6 s
+  # failed CI once): the bound is 1.5 s or 40% of the run, whichever is more.
+  storm_bound=$("$iorr" stats --json storm.iorr 2> /dev/null | grep -o '"duration_ns":[0-9]*' |
+    cut -d: -f2 | awk '{b = 0.4 * $1 / 1e9; printf "%.3f", (b > 1.5 ? b : 1.5)}')
   "$iorr" dump storm.iorr > storm.dump 2> storm.err
   if [[ $st -ne 0 ]]; then
     fail "children _exit amid thread creation: status $st"
-  elif ! below "$lag" 1.5; then
-    fail "children _exit amid thread creation: watermarks held back ${lag}s"
+  elif ! below "$lag" "$storm_bound"; then
+    fail "children _exit amid thread creation: watermarks held back ${lag}s (bound ${storm_bound}s)"
   elif [[ -s storm.err ]]; then
     fail "children _exit amid thread creation: $(head -n 1 storm.err)"
   else

@@ -109,6 +109,9 @@ struct ThreadState {
   std::atomic<int> exec_pending{0};
   std::atomic<int> vm_writing{0};  // inside VmChildFlush (a child killed there left it half done)
   int vm_lock_fd = -1;
+  // Its own numbers for the trace's fds once it moved them in its fd table (a dup2 onto them:
+  // see VacateFd), -1: the process's.
+  int vm_trace_fd = -1, vm_shm_fd = -1;
   uint32_t vm_entry = 0;
   WriterBuffers vm_buffers;  // it writes its own chunks (VmChildFlush)
   uint8_t* ring = nullptr;
@@ -153,8 +156,8 @@ std::atomic<int> g_exec_windows{
 thread_local bool t_writer_thread __attribute__((tls_model("initial-exec"))) = false;
 int g_writer_trace_fd = -1, g_writer_shm_fd = -1, g_writer_lock_fd = -1;
 std::atomic<int> g_fd_move_lock{0};
-int OutFd() { return t_writer_thread ? g_writer_trace_fd : g_trace_fd; }
-int ShmFd() { return t_writer_thread ? g_writer_shm_fd : g_shm_fd; }
+int OutFd();
+int ShmFd();
 int OwnLockFd() { return t_writer_thread ? g_writer_lock_fd : g_lock_fd; }
 
 std::atomic<ThreadState*> g_threads[kMaxThreads];
@@ -267,6 +270,21 @@ constexpr uint32_t kNoOwner = ~uint32_t{0};  // no task's tid: every task is for
 bool ForeignSlow();
 // Free while the storage has never had such descendants; a gettid after.
 inline bool Foreign() { return __builtin_expect(t_owner_tid != 0, 0) && ForeignSlow(); }
+
+// The trace's fds as the calling task's fd table numbers them: a vfork child may have moved its
+// copies (VacateFd), the writer has its own table (PrivateFdTable).
+int CurTraceFd() {
+  if (t_vm_child && t_state != nullptr && t_state->vm_trace_fd >= 0 && !Foreign())
+    return t_state->vm_trace_fd;
+  return g_trace_fd;
+}
+int CurShmFd() {
+  if (t_vm_child && t_state != nullptr && t_state->vm_shm_fd >= 0 && !Foreign())
+    return t_state->vm_shm_fd;
+  return g_shm_fd;
+}
+int OutFd() { return t_writer_thread ? g_writer_trace_fd : CurTraceFd(); }
+int ShmFd() { return t_writer_thread ? g_writer_shm_fd : CurShmFd(); }
 // Dispatch now, patched sites after g_patch_after calls of a thread (IORR_PATCH_AFTER; see
 // PatchLater).
 int g_patch_after = 4096;
@@ -1568,7 +1586,7 @@ void RecordExecFromEnv() {
 // close-on-exec. False without /proc or when all entries are taken by live processes.
 bool ClaimEntry(uint32_t pid, int* fd_out, uint32_t* entry_out) {
   char path[64];
-  snprintf(path, sizeof(path), "/proc/self/fd/%d", g_shm_fd);
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", CurShmFd());
   long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDWR);
   if (fd < 0) return false;
   // Above the trace's fds (the launcher leaves the top of the fd range to the recorder), never
@@ -2049,18 +2067,21 @@ int ProgramThreads() {
 
 bool IsOwnFd(long fd) {
   int lock = CurrentLockFd();
-  return g_on && (fd == g_trace_fd || fd == g_shm_fd || (lock >= 0 && fd == lock));
+  return g_on && (fd == CurTraceFd() || fd == CurShmFd() || (lock >= 0 && fd == lock));
 }
 int LockFd() { return CurrentLockFd(); }
-int TraceFd() { return g_trace_fd; }
-int SharedFd() { return g_shm_fd; }
+int TraceFd() { return CurTraceFd(); }
+int SharedFd() { return CurShmFd(); }
 
 bool VacateFd(int fd) {
   if (!IsOwnFd(fd)) return true;
   int& lock = CurrentLockFd();
-  // A vfork child cannot move the trace's fds: their numbers are the parent's variables too (a
-  // child dup2-ing onto them, just below the fd limit, gets EBUSY).
-  if ((t_vm_child || Foreign()) && fd != lock) return false;
+  // A recorded vfork child moves its own copies and keeps their numbers in its state (the
+  // globals are the parent's, whose other threads use them). An unrecorded one (a vfork
+  // child's vfork child) or a foreign task has nowhere to keep them: a dup2 onto them, just
+  // below the fd limit, gets EBUSY.
+  bool vm_own = t_vm_child && t_state != nullptr && !Foreign();
+  if ((t_vm_child || Foreign()) && fd != lock && !vm_own) return false;
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)
@@ -2074,8 +2095,13 @@ bool VacateFd(int fd) {
   long moved = RawSyscall6(SYS_fcntl, fd, fd == lock ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
   if (moved >= 0) {
     RawSyscall6(SYS_close, fd);
-    if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
-    if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
+    if (vm_own) {
+      if (fd == CurTraceFd()) t_state->vm_trace_fd = static_cast<int>(moved);
+      if (fd == CurShmFd()) t_state->vm_shm_fd = static_cast<int>(moved);
+    } else {
+      if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
+      if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
+    }
     if (fd == lock) lock = static_cast<int>(moved);
   }
   if (locking) {
@@ -2304,7 +2330,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (!prepend("LD_PRELOAD", g_lib, preload)) return false;
     if (!add("IORR_REINJECTED=%s", "1", 0)) return false;
   }
-  if (!add("IORR_FD=%ld", nullptr, g_trace_fd) || !add("IORR_SHM_FD=%ld", nullptr, g_shm_fd) ||
+  if (!add("IORR_FD=%ld", nullptr, CurTraceFd()) || !add("IORR_SHM_FD=%ld", nullptr, CurShmFd()) ||
       !add("IORR_TIME_UNIT=%ld", nullptr, g_unit) ||
       !add("IORR_START_NS=%ld", nullptr, g_start_mono) || !add("IORR_LIB=%s", g_lib, 0) ||
       !add("IORR_EXEC_START=%ld", nullptr, exec_start))

@@ -2044,6 +2044,48 @@ if cc -O1 vfkill3.c -o vfkill3 2> /dev/null; then
   done
 fi
 
+# A vfork child that dup2s onto the recorder's own fds (the top of the fd range): it got EBUSY
+# until stop 20 (their numbers were the parent's variables); now it moves its copies and keeps
+# their numbers in its own state, and its exec hands the moved ones on.
+cat > vfdup.c << 'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  int failed = 0;
+  pid_t p = vfork();
+  if (p == 0) {
+    int null = open("/dev/null", O_RDONLY);
+    for (int i = 1; i < argc; i++)
+      if (dup2(null, atoi(argv[i])) != atoi(argv[i])) failed++;
+    execl("/bin/sh", "sh", "-c", "cat /dev/null", (char*)0);
+    _exit(127);
+  }
+  int st;
+  waitpid(p, &st, 0);
+  printf("dup2 failures %d, child status %d\n", failed, WEXITSTATUS(st));
+  return 0;
+}
+C
+if cc -O1 vfdup.c -o vfdup 2> /dev/null &&
+   "$iorr" record -q -o vfdup.iorr -- ./vfdup > /dev/null 2>&1 && dump_has vfdup.iorr '^# trace_fd: '; then
+  tfd=$(grep -m1 '^# trace_fd: ' vfdup.iorr.txt | cut -d' ' -f3)
+  fds=$(seq "$tfd" $((tfd + 4)) | tr '\n' ' ')
+  as_unrecorded "vfork child dup2-ing onto the recorder's fds ($fds)" vfdup.iorr \
+    "default IORR_PATCH=1 IORR_DISPATCH=0" ./vfdup $fds
+  for how in default IORR_DISPATCH=0; do
+    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfdup.iorr -- ./vfdup $fds > /dev/null 2>&1
+    if dump_has vfdup.iorr "dup2([0-9]*, $tfd) = $tfd" && grep -q 'execve("/bin/sh"' vfdup.iorr.txt &&
+       [[ $(grep -c 'openat(AT_FDCWD, "/dev/null"' vfdup.iorr.txt) == 2 ]]; then
+      ok "vfork child dup2-ing onto the recorder's fds ($how): its dup2s, its exec and cat's open recorded"
+    else
+      fail "vfork child dup2-ing onto the recorder's fds ($how): $(grep -c "dup2([0-9]*, $tfd)" vfdup.iorr.txt) dup2s onto $tfd, $(grep -c 'openat(AT_FDCWD, "/dev/null"' vfdup.iorr.txt) of 2 opens of /dev/null in the trace"
+    fi
+  done
+fi
+
 # vfork children 24 levels deep: past the library's 16 saved levels the process ended with
 # status 127 (stop 20: a plain vfork, its child unrecorded until its exec, and noted). (An
 # armed, recorded task reaches the plain path only after orphans have taken levels: not run.)

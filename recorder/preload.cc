@@ -109,9 +109,6 @@ struct ThreadState {
   std::atomic<int> exec_pending{0};
   std::atomic<int> vm_writing{0};  // inside VmChildFlush (a child killed there left it half done)
   int vm_lock_fd = -1;
-  // Its own numbers for the trace's fds once it moved them in its fd table (a dup2 onto them:
-  // see VacateFd), -1: the process's.
-  int vm_trace_fd = -1, vm_shm_fd = -1;
   uint32_t vm_entry = 0;
   WriterBuffers vm_buffers;  // it writes its own chunks (VmChildFlush)
   uint8_t* ring = nullptr;
@@ -271,16 +268,21 @@ bool ForeignSlow();
 // Free while the storage has never had such descendants; a gettid after.
 inline bool Foreign() { return __builtin_expect(t_owner_tid != 0, 0) && ForeignSlow(); }
 
+// A vfork child's own numbers for the trace's fds once it moved them in its fd table (a dup2
+// onto them: see VacateFd), -1: the process's. In thread-local storage, saved and restored
+// around a vfork like the rest, so a vfork child's vfork child (whose table is a copy of its
+// parent's) starts with them, and a fork child takes them for the process's (AfterForkChildOf).
+thread_local int t_vm_trace_fd __attribute__((tls_model("initial-exec"))) = -1;
+thread_local int t_vm_shm_fd __attribute__((tls_model("initial-exec"))) = -1;
+
 // The trace's fds as the calling task's fd table numbers them: a vfork child may have moved its
 // copies (VacateFd), the writer has its own table (PrivateFdTable).
 int CurTraceFd() {
-  if (t_vm_child && t_state != nullptr && t_state->vm_trace_fd >= 0 && !Foreign())
-    return t_state->vm_trace_fd;
+  if (t_vm_child && t_vm_trace_fd >= 0 && !Foreign()) return t_vm_trace_fd;
   return g_trace_fd;
 }
 int CurShmFd() {
-  if (t_vm_child && t_state != nullptr && t_state->vm_shm_fd >= 0 && !Foreign())
-    return t_state->vm_shm_fd;
+  if (t_vm_child && t_vm_shm_fd >= 0 && !Foreign()) return t_vm_shm_fd;
   return g_shm_fd;
 }
 int OutFd() { return t_writer_thread ? g_writer_trace_fd : CurTraceFd(); }
@@ -305,10 +307,11 @@ struct VforkSave {
   uintptr_t call_frame;
   bool vm_tracee;  // t_vm_tracee: a vfork child's PTRACE_TRACEME is its own
   char selector;
-  Call call;           // the parent's clone event
-  int level;           // its place on the stack (the entry hands the save's address on)
-  uint32_t owner_tid;  // t_owner_tid
-  long ppid;           // the saving task's parent: another one on return means it died
+  Call call;                   // the parent's clone event
+  int level;                   // its place on the stack (the entry hands the save's address on)
+  uint32_t owner_tid;          // t_owner_tid
+  long ppid;                   // the saving task's parent: another one on return means it died
+  int vm_trace_fd, vm_shm_fd;  // t_vm_trace_fd, t_vm_shm_fd
   // Set by a task further down the stack that resumed while this save's task waited in vfork:
   // the task is foreign on its return (see iorr_vfork_parent).
   bool orphaned;
@@ -2076,11 +2079,10 @@ int SharedFd() { return CurShmFd(); }
 bool VacateFd(int fd) {
   if (!IsOwnFd(fd)) return true;
   int& lock = CurrentLockFd();
-  // A recorded vfork child moves its own copies and keeps their numbers in its state (the
-  // globals are the parent's, whose other threads use them). An unrecorded one (a vfork
-  // child's vfork child) or a foreign task has nowhere to keep them: a dup2 onto them, just
-  // below the fd limit, gets EBUSY.
-  bool vm_own = t_vm_child && t_state != nullptr && !Foreign();
+  // A vfork child moves its own copies and keeps their numbers in thread-local storage (the
+  // globals are the parent's, whose other threads use them). A foreign task has nowhere to
+  // keep them: a dup2 onto them, just below the fd limit, gets EBUSY.
+  bool vm_own = t_vm_child && !Foreign();
   if ((t_vm_child || Foreign()) && fd != lock && !vm_own) return false;
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
@@ -2096,8 +2098,8 @@ bool VacateFd(int fd) {
   if (moved >= 0) {
     RawSyscall6(SYS_close, fd);
     if (vm_own) {
-      if (fd == CurTraceFd()) t_state->vm_trace_fd = static_cast<int>(moved);
-      if (fd == CurShmFd()) t_state->vm_shm_fd = static_cast<int>(moved);
+      if (fd == CurTraceFd()) t_vm_trace_fd = static_cast<int>(moved);
+      if (fd == CurShmFd()) t_vm_shm_fd = static_cast<int>(moved);
     } else {
       if (fd == g_trace_fd) g_trace_fd = static_cast<int>(moved);
       if (fd == g_shm_fd) g_shm_fd = static_cast<int>(moved);
@@ -2440,7 +2442,11 @@ void AfterForkChildOf(bool shared_files) {
     t_in_handler = false;
     t_handler_frame = 0;
     t_alt_lo = t_alt_hi = 0;
+  } else if (t_vm_child) {  // numbers its forker moved in the table this child copied
+    if (t_vm_trace_fd >= 0) g_trace_fd = t_vm_trace_fd;
+    if (t_vm_shm_fd >= 0) g_shm_fd = t_vm_shm_fd;
   }
+  t_vm_trace_fd = t_vm_shm_fd = -1;
   g_released.store(false);
   t_owner_tid = 0;          // this memory is the child's alone, whoever forked it
   t_done = false;           // the thread that forked may have been left unrecorded there
@@ -2575,6 +2581,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   v.vm_tracee = t_vm_tracee;
   v.level = static_cast<int>(level);
   v.owner_tid = t_owner_tid;
+  v.vm_trace_fd = t_vm_trace_fd;
+  v.vm_shm_fd = t_vm_shm_fd;
   if (t_vm_child) v.ppid = RawSyscall6(SYS_getppid);
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
@@ -2699,7 +2707,9 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_in_handler = v.in_handler;
   t_armed = v.armed;
   t_selector = v.selector;
-  t_vm_tracee = v.vm_tracee;  // a child's PTRACE_TRACEME was its own
+  t_vm_tracee = v.vm_tracee;      // a child's PTRACE_TRACEME was its own
+  t_vm_trace_fd = v.vm_trace_fd;  // a child's moves were in its own fd table
+  t_vm_shm_fd = v.vm_shm_fd;
   if (fresh) {
     char note[200];
     snprintf(note, sizeof(note),

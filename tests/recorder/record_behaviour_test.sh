@@ -2069,8 +2069,10 @@ int main(int argc, char** argv) {
   return 0;
 }
 C
+fds=
 if cc -O1 vfdup.c -o vfdup 2> /dev/null &&
-   "$iorr" record -q -o vfdup.iorr -- ./vfdup > /dev/null 2>&1 && dump_has vfdup.iorr '^# trace_fd: '; then
+   timeout 30 "$iorr" record -q -o vfdup.iorr -- ./vfdup > /dev/null 2>&1 &&
+   dump_has vfdup.iorr '^# trace_fd: '; then
   tfd=$(grep -m1 '^# trace_fd: ' vfdup.iorr.txt | cut -d' ' -f3)
   fds=$(seq "$tfd" $((tfd + 4)) | tr '\n' ' ')
   as_unrecorded "vfork child dup2-ing onto the recorder's fds ($fds)" vfdup.iorr \
@@ -2082,6 +2084,63 @@ if cc -O1 vfdup.c -o vfdup 2> /dev/null &&
       ok "vfork child dup2-ing onto the recorder's fds ($how): its dup2s, its exec and cat's open recorded"
     else
       fail "vfork child dup2-ing onto the recorder's fds ($how): $(grep -c "dup2([0-9]*, $tfd)" vfdup.iorr.txt) dup2s onto $tfd, $(grep -c 'openat(AT_FDCWD, "/dev/null"' vfdup.iorr.txt) of 2 opens of /dev/null in the trace"
+    fi
+  done
+fi
+
+# The same child then forks and vforks before its exec: their fd tables are copies of its own,
+# so they must write the trace through its moved numbers, not into the file it put on the old
+# ones (the scratch file stays empty), and be recorded (stop 20, found by review).
+cat > vfdup2.c << 'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  int failed = 0;
+  int scratch = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+  pid_t p = vfork();
+  if (p == 0) {
+    for (int i = 2; i < argc; i++)
+      if (dup2(scratch, atoi(argv[i])) != atoi(argv[i])) failed++;
+    pid_t f = fork();
+    if (f == 0) {
+      close(open("/dev/null", O_RDONLY));
+      _exit(0);
+    }
+    waitpid(f, NULL, 0);
+    pid_t v = vfork();
+    if (v == 0) {
+      execl("/bin/sh", "sh", "-c", "cat /dev/null", (char*)0);
+      _exit(127);
+    }
+    waitpid(v, NULL, 0);
+    execl("/bin/sh", "sh", "-c", "cat /dev/null", (char*)0);
+    _exit(127);
+  }
+  int st;
+  waitpid(p, &st, 0);
+  struct stat s;
+  fstat(scratch, &s);
+  printf("dup2 failures %d, child status %d, scratch %lld bytes\n", failed, WEXITSTATUS(st),
+         (long long)s.st_size);
+  return 0;
+}
+C
+if [[ -n ${fds:-} ]] && cc -O1 vfdup2.c -o vfdup2 2> /dev/null; then
+  as_unrecorded "vfork child on the recorder's fds, then fork and vfork" vfdup2.iorr \
+    "default IORR_PATCH=1 IORR_DISPATCH=0" ./vfdup2 "$PWD/vfdup2.scratch" $fds
+  for how in default IORR_DISPATCH=0; do
+    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfdup2.iorr -- ./vfdup2 "$PWD/vfdup2.scratch" $fds > /dev/null 2>&1
+    "$iorr" dump vfdup2.iorr > vfdup2.iorr.txt 2>&1
+    opens=$(grep -c 'openat(AT_FDCWD, "/dev/null"' vfdup2.iorr.txt)
+    cats=$(grep -c 'execve("/usr/bin/cat"\|execve("/bin/cat"' vfdup2.iorr.txt)
+    if [[ $opens == 3 && $cats == 2 && ! -s vfdup2.scratch ]]; then
+      ok "vfork child on the recorder's fds, then fork and vfork ($how): all three recorded, nothing in the program's file"
+    else
+      fail "vfork child on the recorder's fds, then fork and vfork ($how): $opens of 3 opens, $cats of 2 cat execs, scratch $(stat -c %s vfdup2.scratch) bytes"
     fi
   done
 fi

@@ -2082,8 +2082,8 @@ bool VacateFd(int fd) {
   // A vfork child moves its own copies and keeps their numbers in thread-local storage (the
   // globals are the parent's, whose other threads use them). A foreign task has nowhere to
   // keep them: a dup2 onto them, just below the fd limit, gets EBUSY.
-  bool vm_own = t_vm_child && !Foreign();
-  if ((t_vm_child || Foreign()) && fd != lock && !vm_own) return false;
+  if (Foreign()) return false;
+  bool vm_own = t_vm_child;
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)

@@ -1929,12 +1929,15 @@ fi
 # A vfork child killed while its own vfork child runs (found by review at stop 17): the kernel
 # resumes the top parent, which took the killed child's save (the top one on the shared list)
 # and returned into the child's frame: it ran the child's _exit(3) instead of its own code.
-# The grandchild runs on on the same memory and thread-local storage, which the top parent now
+# The grandchild runs on the same memory and thread-local storage, which the top parent now
 # uses again: it hung for ever in the library's lock of the writer, which the top parent held
 # as it ended (stop 20). It must exec, recorded, its calls before the exec must not be in the
 # top's stream (it recorded them there), and the trace must say they escaped. (The gap keeps the grandchild's frames below all the top parent's stack use;
 # without it the top parent's printf and exit overwrote them, and the grandchild crashed,
 # recorded or not.)
+# With "deeper", one level more: the great-grandchild kills the middle child while the
+# grandchild waits in its own vfork. The grandchild then returns through a save the top parent
+# has marked orphaned, and must leave the top's storage alone too (stop 20).
 cat > vfkill.c << 'C'
 #define _GNU_SOURCE
 #include <alloca.h>
@@ -1944,76 +1947,30 @@ cat > vfkill.c << 'C'
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-int main(void) {
-  pid_t p = vfork();
-  if (p == 0) {
-    char* volatile gap = alloca(1 << 18);
-    gap[0] = 0;
-    if (vfork() == 0) {  // kill the middle child (this one's vfork parent), then exec
-      syscall(SYS_kill, getppid(), SIGKILL);
-      struct timespec t = {0, 100000000};
-      syscall(SYS_nanosleep, &t, 0);
-      access("/iorr-vfkill-grandchild", F_OK);
-      execl("/bin/true", "true", (char*)0);
-      _exit(9);
-    }
-    _exit(3);
-  }
-  int st;
-  waitpid(p, &st, 0);
-  printf("middle: %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
-         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-  return 0;
-}
-C
-if cc -O1 vfkill.c -o vfkill 2> /dev/null; then
-  as_unrecorded "vfork child killed during its own vfork" vfkill.iorr \
-    "default IORR_PATCH=1 IORR_PATCH=0 IORR_DISPATCH=0" ./vfkill
-  for how in default IORR_PATCH=1 IORR_DISPATCH=0; do
-    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfkill.iorr -- ./vfkill > /dev/null 2>&1
-    st=$?
-    if [[ $st != 0 ]]; then
-      fail "vfork child killed during its own vfork ($how): status $st"
-    elif ! dump_has vfkill.iorr 'execve("/bin/true"'; then
-      fail "vfork child killed during its own vfork ($how): the grandchild's exec is not in the trace"
-    elif grep -q 'iorr-vfkill-grandchild' vfkill.iorr.txt; then
-      fail "vfork child killed during its own vfork ($how): the grandchild's call before its exec was recorded"
-    elif ! grep -q 'escape [0-9]*: a vfork child was killed during its own vfork' vfkill.iorr.txt; then
-      fail "vfork child killed during its own vfork ($how): no note of the grandchild's escape"
-    else
-      ok "vfork child killed during its own vfork ($how): the grandchild's exec recorded, its calls before not, their escape noted"
-    fi
-  done
-fi
-
-# The same one level deeper: the great-grandchild kills the middle child while the grandchild
-# waits in its own vfork. The grandchild then returns through a save the top parent has marked
-# orphaned, and must leave the top's storage alone too (stop 20).
-cat > vfkill3.c << 'C'
-#define _GNU_SOURCE
-#include <alloca.h>
-#include <signal.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 static volatile pid_t middle;
-int main(void) {
+static void kill_middle(void) {
+  syscall(SYS_kill, middle, SIGKILL);
+  struct timespec t = {0, 100000000};
+  syscall(SYS_nanosleep, &t, 0);
+}
+int main(int argc, char** argv) {
+  (void)argv;
   pid_t p = vfork();
   if (p == 0) {
     middle = getpid();
     char* volatile gap = alloca(1 << 18);
     gap[0] = 0;
-    if (vfork() == 0) {
-      char* volatile gap2 = alloca(1 << 18);
-      gap2[0] = 0;
-      if (vfork() == 0) {
-        syscall(SYS_kill, middle, SIGKILL);
-        struct timespec t = {0, 100000000};
-        syscall(SYS_nanosleep, &t, 0);
-        execl("/bin/true", "true", (char*)0);
-        _exit(9);
+    if (vfork() == 0) {  // the grandchild
+      if (argc > 1) {    // deeper
+        char* volatile gap2 = alloca(1 << 18);
+        gap2[0] = 0;
+        if (vfork() == 0) {
+          kill_middle();
+          execl("/bin/true", "true", (char*)0);
+          _exit(9);
+        }
+      } else {
+        kill_middle();
       }
       access("/iorr-vfkill-grandchild", F_OK);
       execl("/bin/true", "true", (char*)0);
@@ -2028,25 +1985,33 @@ int main(void) {
   return 0;
 }
 C
-if cc -O1 vfkill3.c -o vfkill3 2> /dev/null; then
-  as_unrecorded "vfork child killed during its own vfork, a level deeper" vfkill3.iorr \
-    "default IORR_PATCH=1 IORR_DISPATCH=0" ./vfkill3
-  for how in default IORR_PATCH=1 IORR_DISPATCH=0; do
-    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfkill3.iorr -- ./vfkill3 > /dev/null 2>&1
-    st=$?
-    "$iorr" dump vfkill3.iorr > vfkill3.iorr.txt 2>&1
-    execs=$(grep -c 'execve("/bin/true"' vfkill3.iorr.txt)
-    if [[ $st != 0 || $execs != 2 ]] || grep -q 'iorr-vfkill-grandchild' vfkill3.iorr.txt; then
-      fail "vfork child killed during its own vfork, a level deeper ($how): status $st, $execs of 2 execs, $(grep -c iorr-vfkill-grandchild vfkill3.iorr.txt) foreign calls recorded"
-    else
-      ok "vfork child killed during its own vfork, a level deeper ($how): both descendants' execs recorded, nothing before"
-    fi
+if cc -O1 vfkill.c -o vfkill 2> /dev/null; then
+  for deeper in "" deeper; do
+    label="vfork child killed during its own vfork${deeper:+, a level deeper}"
+    want_execs=$([[ -n $deeper ]] && echo 2 || echo 1)
+    as_unrecorded "$label" vfkill.iorr "default IORR_PATCH=1 IORR_PATCH=0 IORR_DISPATCH=0" \
+      ./vfkill $deeper
+    for how in default IORR_PATCH=1 IORR_DISPATCH=0; do
+      env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o vfkill.iorr -- ./vfkill $deeper > /dev/null 2>&1
+      st=$?
+      "$iorr" dump vfkill.iorr > vfkill.iorr.txt 2>&1
+      execs=$(grep -c 'execve("/bin/true"' vfkill.iorr.txt)
+      if [[ $st != 0 || $execs != "$want_execs" ]]; then
+        fail "$label ($how): status $st, $execs of $want_execs execs of the descendants in the trace"
+      elif grep -q 'iorr-vfkill-grandchild' vfkill.iorr.txt; then
+        fail "$label ($how): the grandchild's call before its exec was recorded"
+      elif ! grep -q 'escape [0-9]*: a vfork child was killed during its own vfork' vfkill.iorr.txt; then
+        fail "$label ($how): no note of the grandchild's escape"
+      else
+        ok "$label ($how): the descendants' execs recorded, their calls before not, their escape noted"
+      fi
+    done
   done
 fi
 
 # A vfork child that dup2s onto the recorder's own fds (the top of the fd range): it got EBUSY
 # until stop 20 (their numbers were the parent's variables); now it moves its copies and keeps
-# their numbers in its own state, and its exec hands the moved ones on.
+# their numbers in thread-local storage, and its exec hands the moved ones on.
 cat > vfdup.c << 'C'
 #include <fcntl.h>
 #include <stdio.h>

@@ -121,6 +121,7 @@ struct ThreadState {
   bool raising = false;            // writer: a raise window is open (Service)
   uint32_t raise_q = 0;            // writer: the window's (odd) raise_seq
   int64_t last_start = 0;          // the thread: start of its latest call
+  int64_t last_end = 0;            // the thread: end of its latest recorded call
   bool longjmp_noted = false;      // the thread: a call left by longjmp was noted
   // The thread: a piece of directory entries being gathered (AddDirents), kept off its stack,
   // which may be small (a thread on a stack of the program's own memory).
@@ -1083,17 +1084,10 @@ void VmChildFlush(ThreadState* ts) {
   ts->head_seen = ts->head.load(std::memory_order_relaxed);
 }
 
-// Copies an event into the thread's ring. Waits (yielding) only when the ring is full.
-void AddEvent(ThreadState* ts, const Event& e) {
-  const trace::CallSpec& spec = trace::Spec(e.call);
-  size_t strings = 0;
-  for (int i = 0; i < spec.nargs; ++i)
-    if (trace::IsString(spec.args[i].kind) && !e.args[i].null) strings += e.args[i].s.size();
-  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
-  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
-    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+// Reserves `size` bytes (a multiple of 8, at most kRingBytes / 4) for an entry at the thread's
+// ring's tail, waiting (yielding) only when the ring is full. nullptr: the event is dropped
+// (counted), as nobody would drain the ring. *tail: where the entry starts (after a wrap).
+EntryHead* RingReserve(ThreadState* ts, uint64_t size, uint64_t* tail_out) {
   uint64_t tail = ts->tail.load(std::memory_order_relaxed);
   uint64_t room_to_end = kRingBytes - (tail & (kRingBytes - 1));
   uint64_t need = size <= room_to_end ? size : size + room_to_end;
@@ -1106,7 +1100,7 @@ void AddEvent(ThreadState* ts, const Event& e) {
     while (tail + need - ts->head_seen > kRingBytes) {
       if (t_vm_child || g_writer_started.load(std::memory_order_acquire) == 0) {
         g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);  // nobody would drain it
-        return;
+        return nullptr;
       }
       Wake();
       Yield();
@@ -1117,7 +1111,44 @@ void AddEvent(ThreadState* ts, const Event& e) {
     *reinterpret_cast<uint32_t*>(ts->ring + (tail & (kRingBytes - 1))) = 0;
     tail += room_to_end;
   }
-  auto* h = reinterpret_cast<EntryHead*>(ts->ring + (tail & (kRingBytes - 1)));
+  *tail_out = tail;
+  return reinterpret_cast<EntryHead*>(ts->ring + (tail & (kRingBytes - 1)));
+}
+
+// Publishes the entry RingReserve gave at `tail` to the writer.
+void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
+  uint64_t before = ts->tail.load(std::memory_order_relaxed);
+  ts->tail.store(tail + size, std::memory_order_release);
+  // Cover this event in the watermark until the writer has written it (the fence: a writer
+  // raising the watermark meanwhile either sees the new tail or this load sees its raise).
+  LightFence();
+  CoverStart(*ts->slot, start);
+  // Wake the writer when the ring passes half full, not on every event.
+  uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
+  if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
+    if (t_vm_child) {
+      VmChildFlush(ts);
+    } else {
+      ts->head_seen = ts->head.load(std::memory_order_acquire);
+      Wake();
+    }
+  }
+}
+
+// Copies an event into the thread's ring (the pseudo-events: dirents).
+void AddEvent(ThreadState* ts, const Event& e) {
+  const trace::CallSpec& spec = trace::Spec(e.call);
+  size_t strings = 0;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (trace::IsString(spec.args[i].kind) && !e.args[i].null) strings += e.args[i].s.size();
+  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
+  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  uint64_t tail;
+  EntryHead* h = RingReserve(ts, size, &tail);
+  if (h == nullptr) return;
   h->size = static_cast<uint32_t>(size);
   h->call = static_cast<uint16_t>(e.call);
   h->reserved = 0;
@@ -1137,22 +1168,7 @@ void AddEvent(ThreadState* ts, const Event& e) {
       h->args[i] = a.i;
     }
   }
-  uint64_t before = ts->tail.load(std::memory_order_relaxed);
-  ts->tail.store(tail + size, std::memory_order_release);
-  // Cover this event in the watermark until the writer has written it (the fence: a writer
-  // raising the watermark meanwhile either sees the new tail or this load sees its raise).
-  LightFence();
-  CoverStart(*ts->slot, e.start_ns);
-  // Wake the writer when the ring passes half full, not on every event.
-  uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
-  if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
-    if (t_vm_child) {
-      VmChildFlush(ts);
-    } else {
-      ts->head_seen = ts->head.load(std::memory_order_acquire);
-      Wake();
-    }
-  }
+  RingPublish(ts, tail, size, e.start_ns);
 }
 
 // What the trace cannot hold is said in it: I/O submitted through io_uring or libaio, and stores
@@ -1165,7 +1181,7 @@ uint32_t TaskPid() {
   return t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
 }
 
-void NoteEscapes(CallId call, const long* k, long ret) {
+void NoteEscapesOf(CallId call, const long* k, long ret) {
   char note[160];
   uint32_t pid = TaskPid();
   if (trace::Spec(call).effect == trace::Effect::kEscape && ret >= 0) {
@@ -1198,6 +1214,12 @@ void NoteEscapes(CallId call, const long* k, long ret) {
   }
 }
 
+// Only a successful mmap or call of the kEscape kind can need a note (most calls are neither).
+inline void NoteEscapes(CallId call, const long* k, long ret) {
+  if (ret >= 0 && (call == CallId::mmap || trace::Spec(call).effect == trace::Effect::kEscape))
+    NoteEscapesOf(call, k, ret);
+}
+
 void NoteExec(const char* what, const char* path) {
   char note[4200];
   uint32_t pid = TaskPid();
@@ -1209,11 +1231,14 @@ void NoteExec(const char* what, const char* path) {
 }
 
 // The names and types a getdents64 returned, as `dirents` pseudo-events after it (pieces of at
-// most kDirentPiece bytes). The scratch event's strings are not used by then.
+// most kDirentPiece bytes), written through the thread's scratch event.
 constexpr size_t kDirentPiece = 4000;
 static_assert(sizeof(ThreadState::dirent_piece) == kDirentPiece + 256 + 2);
-void AddDirents(ThreadState* ts, Event& e, long buf, long n) {
-  int64_t fd = e.args[0].i;
+void AddDirents(ThreadState* ts, int64_t fd, int64_t end_ns, long buf, long n) {
+  Event& e = ts->scratch;
+  e.pid = ts->pid;
+  e.tid = ts->tid;
+  e.end_ns = end_ns;
   char* piece = ts->dirent_piece;
   size_t used = 0;
   int64_t count = 0;
@@ -1248,88 +1273,75 @@ void AddDirents(ThreadState* ts, Event& e, long buf, long n) {
   flush();
 }
 
-// Reads what the arguments point to (strings, iovecs, fd pairs) into the event.
-void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
+// The arguments as a ring entry stores them (EntryHead::args): integers, what pointers point to
+// (iovec lengths, fd pairs, offsets), strings as their length or -1 for NULL with their bytes at
+// str[i]. Returns the strings' total length. The event's own buffer is not read (kBuf: 0).
+size_t ArgValues(const trace::CallSpec& spec, CallId call, const long* k, long ret, int64_t* out,
+                 const char** str) {
   bool fault = ret == -EFAULT;
+  size_t strings = 0;
   for (int i = 0; i < spec.nargs; ++i) {
-    trace::Arg& a = e->args[i];
+    int64_t& a = out[i];
     long v = k[i];
-    switch (spec.args[i].kind) {
-      case trace::ArgKind::kBuf:
+    switch (StoredAs(spec.args[i].kind)) {
+      case Stored::kNothing:
+        a = 0;
         break;
-      case trace::ArgKind::kPath:
-      case trace::ArgKind::kStr:
-        if (v == 0 || fault) {
-          a.null = true;
-        } else {
-          const char* s = reinterpret_cast<const char*>(v);
-          a.null = false;
-          a.s = std::string_view(s, strnlen(s, 1 << 16));
+      case Stored::kInt32:
+        a = StoredValue<Stored::kInt32>(v);
+        break;
+      case Stored::kUint32:
+        a = StoredValue<Stored::kUint32>(v);
+        break;
+      case Stored::kRaw:
+        a = v;
+        break;
+      case Stored::kPointee:
+        switch (spec.args[i].kind) {
+          case trace::ArgKind::kIovec: {
+            long total = 0;
+            if (v != 0 && !fault) {
+              const auto* iov = reinterpret_cast<const struct iovec*>(v);
+              long n = (i + 1 < spec.nargs) ? k[i + 1] : 0;
+              for (long j = 0; j < n && j < 1024; ++j) total += static_cast<long>(iov[j].iov_len);
+            }
+            a = total;
+            break;
+          }
+          case trace::ArgKind::kOffsetPtr:
+            // The kernel advanced *ptr by the bytes moved: store the offset the call started at.
+            a = (v == 0 || fault) ? -1 : *reinterpret_cast<const int64_t*>(v) - (ret > 0 ? ret : 0);
+            break;
+          case trace::ArgKind::kFdPair: {
+            const int* fds = reinterpret_cast<const int*>(v);
+            a = (v == 0 || ret < 0) ? 0
+                                    : static_cast<int64_t>(static_cast<uint32_t>(fds[0])) |
+                                          static_cast<int64_t>(static_cast<uint64_t>(fds[1]) << 32);
+            break;
+          }
+          case trace::ArgKind::kOpenHow:  // struct open_how: its first field is the flags
+            a = (v == 0 || fault) ? 0 : *reinterpret_cast<const int64_t*>(v);
+            break;
+          default:  // kPath, kStr
+            if (v == 0 || fault) {
+              a = -1;
+            } else {
+              str[i] = reinterpret_cast<const char*>(v);
+              size_t len = strnlen(str[i], 1 << 16);
+              a = static_cast<int64_t>(len);
+              strings += len;
+            }
         }
-        break;
-      case trace::ArgKind::kIovec: {
-        long total = 0;
-        if (v != 0 && !fault) {
-          const auto* iov = reinterpret_cast<const struct iovec*>(v);
-          long n = (i + 1 < spec.nargs) ? k[i + 1] : 0;
-          for (long j = 0; j < n && j < 1024; ++j) total += static_cast<long>(iov[j].iov_len);
-        }
-        a.i = total;
-        break;
-      }
-      case trace::ArgKind::kOffsetPtr:
-        // The kernel advanced *ptr by the bytes moved: store the offset the call started at.
-        a.i = (v == 0 || fault) ? -1 : *reinterpret_cast<const int64_t*>(v) - (ret > 0 ? ret : 0);
-        break;
-      case trace::ArgKind::kFdPair: {
-        const int* fds = reinterpret_cast<const int*>(v);
-        a.i = (v == 0 || ret < 0) ? 0
-                                  : static_cast<int64_t>(static_cast<uint32_t>(fds[0])) |
-                                        static_cast<int64_t>(static_cast<uint64_t>(fds[1]) << 32);
-        break;
-      }
-      case trace::ArgKind::kOpenHow:  // struct open_how: its first field is the flags
-        a.i = (v == 0 || fault) ? 0 : *reinterpret_cast<const int64_t*>(v);
-        break;
-      // The kernel reads these as 32-bit ints: registers may hold anything above.
-      case trace::ArgKind::kFd:
-      case trace::ArgKind::kDirFd:
-      case trace::ArgKind::kInt:
-      case trace::ArgKind::kId:
-      case trace::ArgKind::kWhence:
-      case trace::ArgKind::kFcntlCmd:
-      case trace::ArgKind::kAdvice:
-      case trace::ArgKind::kFlockOp:
-      case trace::ArgKind::kAccessMode:
-        a.i = static_cast<int32_t>(v);
-        break;
-      case trace::ArgKind::kOpenFlags:
-      case trace::ArgKind::kMode:
-      case trace::ArgKind::kAtFlags:
-      case trace::ArgKind::kRwfFlags:
-      case trace::ArgKind::kRenameFlags:
-      case trace::ArgKind::kXattrFlags:
-      case trace::ArgKind::kFallocMode:
-      case trace::ArgKind::kSyncRangeFlags:
-      case trace::ArgKind::kMsyncFlags:
-      case trace::ArgKind::kCloseRangeFlags:
-      case trace::ArgKind::kStatxMask:
-      case trace::ArgKind::kProt:
-      case trace::ArgKind::kMapFlags:
-        a.i = static_cast<uint32_t>(v);
-        break;
-      default:
-        a.i = v;
     }
   }
   // Arguments the call does not read hold whatever the registers had: store 0, as strace
   // prints them (not at all).
-  if (e->call == CallId::openat || e->call == CallId::open) {
-    int flags_idx = e->call == CallId::openat ? 2 : 1;
-    if (!((e->args[flags_idx].i & O_CREAT) || (e->args[flags_idx].i & O_TMPFILE) == O_TMPFILE))
-      e->args[flags_idx + 1].i = 0;
-  } else if (e->call == CallId::fcntl) {
-    switch (e->args[1].i) {
+  if (call == CallId::openat || call == CallId::open) {
+    int flags_idx = call == CallId::openat ? 2 : 1;
+    if (!((out[flags_idx] & O_CREAT) || (out[flags_idx] & O_TMPFILE) == O_TMPFILE))
+      out[flags_idx + 1] = 0;
+  } else if (call == CallId::fcntl) {
+    switch (out[1]) {
       case F_GETFD:
       case F_GETFL:
       case F_GETOWN:
@@ -1337,9 +1349,10 @@ void FillArgs(const trace::CallSpec& spec, const long* k, long ret, Event* e) {
       case F_GETLEASE:
       case F_GETPIPE_SZ:
       case F_GET_SEALS:
-        e->args[2].i = 0;
+        out[2] = 0;
     }
   }
+  return strings;
 }
 
 // The variables iorr record and the library set; others (IORR_DISPATCH, ...) are the user's.
@@ -1954,19 +1967,87 @@ void PatchLater() {
 
 namespace {
 
-// Puts a call's event (and its listing, for getdents64) into the calling thread's ring.
+// AddCall for a plain call (PlainCall): a fixed-size entry, no strings.
+void AddPlainCall(ThreadState* ts, CallId call, const int64_t* v, long ret, int64_t start,
+                  int64_t end) {
+  constexpr uint64_t kSize = sizeof(EntryHead);
+  ts->last_end = end;
+  uint64_t tail;
+  if (EntryHead* h = RingReserve(ts, kSize, &tail)) {
+    h->size = static_cast<uint32_t>(kSize);
+    h->call = static_cast<uint16_t>(call);
+    h->reserved = 0;
+    h->start = start;
+    h->end = end;
+    h->ret = ret;
+    memcpy(h->args, v, sizeof(h->args));
+    RingPublish(ts, tail, kSize, start);
+  }
+}
+
+// Which tags are plain calls (PlainCall), for calls known at run time only (trapped or
+// patched system calls, syscall()).
+struct PlainTags {
+  bool plain[trace::kMaxTag + 1];
+};
+constexpr PlainTags BuildPlainTags() {
+  PlainTags t{};
+  for (const auto& c : trace::kCalls) t.plain[c.tag] = PlainCall(static_cast<CallId>(c.tag));
+  return t;
+}
+constexpr PlainTags kPlainTags = BuildPlainTags();
+
+// Puts a call's event (and its listing, for getdents64) into the calling thread's ring, the
+// arguments straight from the call's (the hook path: no event in between).
 void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start,
              int64_t end) {
-  Event& e = ts->scratch;
-  e.call = call;
-  e.pid = ts->pid;
-  e.tid = ts->tid;
-  e.start_ns = start;
-  e.end_ns = end;
-  e.ret = ret;
-  FillArgs(trace::Spec(call), kargs, ret, &e);
-  AddEvent(ts, e);
-  if (call == CallId::getdents64 && ret > 0) AddDirents(ts, e, kargs[1], ret);
+  const trace::CallSpec& spec = trace::Spec(call);
+  if (kPlainTags.plain[static_cast<uint16_t>(call)]) {
+    int64_t v[trace::kMaxArgs] = {};
+    for (int i = 0; i < spec.nargs; ++i) {
+      switch (StoredAs(spec.args[i].kind)) {
+        case Stored::kInt32:
+          v[i] = StoredValue<Stored::kInt32>(kargs[i]);
+          break;
+        case Stored::kUint32:
+          v[i] = StoredValue<Stored::kUint32>(kargs[i]);
+          break;
+        case Stored::kRaw:
+          v[i] = kargs[i];
+          break;
+        default:  // kNothing (a plain call has no kPointee)
+          break;
+      }
+    }
+    AddPlainCall(ts, call, v, ret, start, end);
+    return;
+  }
+  int64_t v[trace::kMaxArgs] = {};
+  const char* str[trace::kMaxArgs];
+  size_t strings = ArgValues(spec, call, kargs, ret, v, str);
+  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
+  ts->last_end = end;
+  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+  } else if (uint64_t tail; EntryHead* h = RingReserve(ts, size, &tail)) {
+    h->size = static_cast<uint32_t>(size);
+    h->call = static_cast<uint16_t>(call);
+    h->reserved = 0;
+    h->start = start;
+    h->end = end;
+    h->ret = ret;
+    char* s = reinterpret_cast<char*>(h + 1);
+    for (int i = 0; i < spec.nargs; ++i) {
+      h->args[i] = v[i];
+      if (trace::IsString(spec.args[i].kind) && v[i] > 0) {
+        memcpy(s, str[i], static_cast<size_t>(v[i]));
+        s += v[i];
+      }
+    }
+    RingPublish(ts, tail, size, start);
+  }
+  if (call == CallId::getdents64 && ret > 0)
+    AddDirents(ts, static_cast<int32_t>(kargs[0]), end, kargs[1], ret);
   NoteEscapes(call, kargs, ret);
 }
 
@@ -1978,14 +2059,13 @@ void EndCallWith(Call* c, Add&& add) {
   t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
   int saved_errno = errno;
   ThreadState* ts = t_state;
-  Event& e = ts->scratch;
   add(ts);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
   // Nor from a vfork child: the thread would be the child's, on the parent's memory. A vfork
   // child writes what is older than the flush age itself.
   if (t_vm_child) {
-    if (e.end_ns - ts->slot->unflushed_min.load(std::memory_order_relaxed) >= kFlushAgeNs)
+    if (ts->last_end - ts->slot->unflushed_min.load(std::memory_order_relaxed) >= kFlushAgeNs)
       VmChildFlush(ts);
   } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) {
     StartWriter();
@@ -1999,6 +2079,12 @@ void EndCallWith(Call* c, Add&& add) {
 void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   EndCallWith(c, [&](ThreadState* ts) {
     AddCall(ts, call, kargs, ret, c->start, std::max(c->start, NowNsAfterCall()));
+  });
+}
+
+void EndCallPlain(Call* c, CallId call, const int64_t* v, long ret) {
+  EndCallWith(c, [&](ThreadState* ts) {
+    AddPlainCall(ts, call, v, ret, c->start, std::max(c->start, NowNsAfterCall()));
   });
 }
 

@@ -94,16 +94,16 @@ struct RegisterReal {
 
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
 // the kernel arguments in table order.
-#define RECORD(R, EXPR, ID, ...)                             \
-  do {                                                       \
-    Call c_;                                                 \
-    bool on_ = BeginCall(&c_);                               \
-    R r_ = EXPR;                                             \
-    if (on_) {                                               \
-      long k_[6] = {__VA_ARGS__};                            \
-      EndCall(&c_, CallId::ID, k_, KernelRet(L(r_), errno)); \
-    }                                                        \
-    return r_;                                               \
+#define RECORD(R, EXPR, ID, ...)                               \
+  do {                                                         \
+    Call c_;                                                   \
+    bool on_ = BeginCall(&c_);                                 \
+    R r_ = EXPR;                                               \
+    if (on_) {                                                 \
+      long k_[6] = {__VA_ARGS__};                              \
+      EndCallOf<CallId::ID>(&c_, k_, KernelRet(L(r_), errno)); \
+    }                                                          \
+    return r_;                                                 \
   } while (0)
 
 bool NeedsMode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
@@ -428,16 +428,16 @@ IORR_EXPORT int fallocate64(int fd, int mode, off_t off, off_t n) {
 }
 
 // posix_fallocate and posix_fadvise return an error number instead of setting errno.
-#define RECORD_ERRNO_RESULT(EXPR, ID, ...)                  \
-  do {                                                      \
-    Call c_;                                                \
-    bool on_ = BeginCall(&c_);                              \
-    int r_ = EXPR;                                          \
-    if (on_) {                                              \
-      long k_[6] = {__VA_ARGS__};                           \
-      EndCall(&c_, CallId::ID, k_, -static_cast<long>(r_)); \
-    }                                                       \
-    return r_;                                              \
+#define RECORD_ERRNO_RESULT(EXPR, ID, ...)                    \
+  do {                                                        \
+    Call c_;                                                  \
+    bool on_ = BeginCall(&c_);                                \
+    int r_ = EXPR;                                            \
+    if (on_) {                                                \
+      long k_[6] = {__VA_ARGS__};                             \
+      EndCallOf<CallId::ID>(&c_, k_, -static_cast<long>(r_)); \
+    }                                                         \
+    return r_;                                                \
   } while (0)
 
 IORR_EXPORT int posix_fallocate(int fd, off_t off, off_t n) {

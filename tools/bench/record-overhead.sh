@@ -4,7 +4,8 @@
 # (plain, recorded, plain, recorded, ...), RUNS times (default 5). Prints per workload the
 # median wall times and their ratio, the trace's bytes per event at 1 us (and, from one extra
 # run, at 1 ns), the peak RSS with and without the recorder (/usr/bin/time %M: the largest
-# process of the tree) and one `strace -f -o /dev/null` run for comparison (STRACE=0 skips it).
+# process of the tree), the median of the per-round ratios with a bootstrap interval, and one
+# `strace -f -o /dev/null` run for comparison (STRACE=0 skips it).
 # A benchmark, not a test: it takes minutes; run it alone on a quiet machine.
 # Usage: record-overhead.sh [--subset N]   (N: a tarball of the first N entries, for a quick try)
 # Environment: IORR_SHARED (default: see tools/shared-dir.sh), IORR (default $root/build/bin/iorr), RUNS,
@@ -114,6 +115,18 @@ for w in tar rm; do
   echo "$line"
   echo "  runs in order (s): plain $(cut -d' ' -f1 "$work/plain-$w" | xargs printf '%.3f ')|" \
     "recorded $(cut -d' ' -f1 "$work/recorded-$w" | head -n "$runs" | xargs printf '%.3f ')"
+  # Each round's plain and recorded runs follow each other: the ratio within a round cancels
+  # the host's slow spells (a run-to-run spread of about 10% on this project's VMs). The
+  # median of those ratios, with a 90% interval from 2,000 bootstrap resamples of the rounds,
+  # says what the rounds can tell apart from the 5% target.
+  paste -d' ' <(cut -d' ' -f1 "$work/plain-$w") <(cut -d' ' -f1 "$work/recorded-$w" | head -n "$runs") |
+    python3 -c '
+import random, statistics, sys
+r = [float(b) / float(a) for a, b in (l.split() for l in sys.stdin)]
+rng = random.Random(1)
+m = sorted(statistics.median(rng.choices(r, k=len(r))) for _ in range(2000))
+print("  paired: median of the %d round ratios %.3fx, 90%% interval %.3f to %.3f" %
+      (len(r), statistics.median(r), m[100], m[1899]))'
   rss_plain=$(cut -d' ' -f3 "$work/plain-$w" | median)
   rss_rec=$(cut -d' ' -f3 "$work/recorded-$w" | head -n "$runs" | median)
   rss_tree=$(cut -d' ' -f2 "$work/recorded-$w" | head -n "$runs" | median)

@@ -263,6 +263,14 @@ long ForkLike(long nr, const long* a, bool* escaped) {
   }
   if ((flags & (kCloneVm | CLONE_SETTLS)) || stack != 0) {
     *escaped = true;
+    // A task that would run on this thread's storage, or a process whose first instructions
+    // (on its own stack) no code of the library sees: it would record as this thread, into a
+    // copy of its ring or the ring itself. Foreign instead (a clone with CLONE_VFORK excepted:
+    // this thread waits meanwhile, and libc's own spawns, system() and popen(), are such; the
+    // thread would pay a gettid per call from then on).
+    if (!(flags & CLONE_SETTLS) && !(flags & CLONE_VFORK))
+      ShareStorage((flags & kCloneVm) ? "a raw clone with CLONE_VM and without CLONE_SETTLS"
+                                      : "a raw clone of a process on a stack of its own");
     // A spawn from inside libc (glibc's posix_spawn child, as popen and system use): the child
     // runs unarmed and execs with the program's environment. Without the library in it, nothing
     // the child runs is recorded: say so.

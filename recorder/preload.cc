@@ -1415,6 +1415,30 @@ long ParseLong(const char* s, long dflt) {
 bool ForeignTask() { return Foreign(); }
 void MarkThreadForeign() { t_owner_tid = kNoOwner; }
 
+constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing
+bool g_noted_shared_storage = false;
+uint32_t ShareStorage(const char* what) {
+  // A foreign task's new task is foreign too (the owner is another); nothing recorded, nothing
+  // to change.
+  if (!g_on || Foreign()) return kStorageNotShared;
+  uint32_t before = t_owner_tid;
+  __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+  if (!g_noted_shared_storage) {  // (the wrapper's clone may trap into ForkLike: once)
+    g_noted_shared_storage = true;
+    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+    char note[256];
+    snprintf(note, sizeof(note),
+             "escape %u: %s: the new task is not recorded until its exec (noted once per "
+             "process)",
+             TaskPid(), what);
+    WriteNote(note);
+  }
+  return before;
+}
+void EndSharedStorage(uint32_t token) {
+  if (token != kStorageNotShared && !Foreign()) t_owner_tid = token;
+}
+
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
 
@@ -2534,7 +2558,8 @@ void AfterForkChildOf(bool shared_files) {
   }
   t_vm_trace_fd = t_vm_shm_fd = -1;
   g_released.store(false);
-  t_owner_tid = 0;          // this memory is the child's alone, whoever forked it
+  t_owner_tid = 0;  // this memory is the child's alone, whoever forked it
+  g_noted_shared_map = g_noted_shared_storage = false;  // notes once per process: this one's
   t_done = false;           // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the

@@ -140,6 +140,17 @@ bool ForeignTask();
 // Makes the calling thread foreign for good: a thread a foreign task started (its storage is
 // fresh, but the process's state it would record into is the owner's).
 void MarkThreadForeign();
+// A task is about to start on the calling thread's memory and thread-local storage without the
+// library's knowledge (a raw clone: CLONE_VM without CLONE_SETTLS, or a process on a stack of
+// its own whose code runs before anything of the library could): the thread names itself the
+// storage's owner, so the new task is foreign, recording nothing and leaving the library's
+// state alone until its exec (whose image is recorded); `what` goes into an escape note (once
+// per process). Returns what EndSharedStorage needs; each later call of this thread pays a
+// gettid.
+uint32_t ShareStorage(const char* what);
+// The task ShareStorage was for has exec'd or ended (clone with CLONE_VFORK returned): the
+// thread's storage is its own again.
+void EndSharedStorage(uint32_t token);
 
 // libc's return convention to the kernel's: -1 and errno -> -errno.
 inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }

@@ -1191,6 +1191,61 @@ IORR_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
   return r;
 }
 
+// glibc's clone(): the child runs fn(arg) on `stack`. (libc's own threads and spawns use an
+// internal clone, not this one.)
+//  - A process with a copy of this memory (no CLONE_VM): it starts afresh in fn's trampoline,
+//    as a fork child does (AfterForkChildOf), and the clone is recorded as fork's is.
+//  - A task on this memory and thread-local storage (CLONE_VM without CLONE_SETTLS): foreign
+//    until its exec (ShareStorage); with CLONE_VFORK this thread waits until then, and takes its
+//    storage back after.
+//  - CLONE_SETTLS: the caller made the task's thread-local storage; it is recorded through the
+//    wrappers, as a thread of its own, from its first wrapped call (not armed for dispatch).
+DECLARE_REAL(int, clone, int (*)(void*), void*, int, void*, ...);
+namespace {
+struct CloneStart {
+  int (*fn)(void*);
+  void* arg;
+  bool shared_files;
+};
+int CloneProcessStart(void* p) {
+  // In the child's copy of the parent's memory: the parent's frame holding it is copied too.
+  CloneStart s = *static_cast<CloneStart*>(p);
+  iorr::recorder::AfterForkChildOf(s.shared_files);
+  return s.fn(s.arg);
+}
+}  // namespace
+IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);  // read whatever the flags: glibc's clone passes them on as they are
+  auto* ptid = va_arg(ap, pid_t*);
+  void* tls = va_arg(ap, void*);
+  auto* ctid = va_arg(ap, pid_t*);
+  va_end(ap);
+  if (!(flags & (CLONE_VM | CLONE_SETTLS | CLONE_THREAD)) && fn != nullptr) {
+    CloneStart s{fn, arg, (flags & CLONE_FILES) != 0};
+    Call c;
+    bool on = BeginCall(&c);
+    int r = REAL(clone)(CloneProcessStart, stack, flags, &s, ptid, tls, ctid);
+    if (on) {
+      long k[6] = {static_cast<long>(static_cast<unsigned>(flags))};
+      EndCall(&c, CallId::clone, k, KernelRet(r, errno));
+    }
+    return r;
+  }
+  if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS)) {
+    uint32_t token = iorr::recorder::ShareStorage(
+        "clone() with CLONE_VM and without CLONE_SETTLS (a task on this thread's storage)");
+    int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+    if (r > 0 && (flags & CLONE_VFORK)) {
+      int saved = errno;
+      iorr::recorder::EndSharedStorage(token);
+      errno = saved;
+    }
+    return r;
+  }
+  return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
 // syscall(): calls of the table are recorded like their libc counterparts.
 IORR_EXPORT long syscall(long nr, ...) {
   long a[6];

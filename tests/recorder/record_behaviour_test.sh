@@ -2110,6 +2110,81 @@ if [[ -n ${fds:-} ]] && cc -O1 vfdup2.c -o vfdup2 2> /dev/null; then
   done
 fi
 
+# glibc's clone() with a child function on a stack of its own (stop 21). A process with a copy
+# of the memory ("fork": SIGCHLD only) was recorded into its copy of its parent's ring, which
+# nobody drained: its calls were lost without a word. A task on the caller's memory and
+# thread-local storage ("vm": CLONE_VM without CLONE_SETTLS; "vfork": with CLONE_VFORK too)
+# recorded as its parent's thread, into the same ring at the same time. Now the first is a
+# process of its own, recorded; the others are foreign until their exec, which is recorded,
+# and an escape note says so.
+cat > rawclone.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int exec_at_end;
+static void files(const char* name) {
+  for (int i = 0; i < 300; i++) {
+    int fd = open(name, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (write(fd, "x", 1) != 1) abort();
+    close(fd);
+  }
+}
+static int child(void* arg) {
+  files("rawclone.child");
+  if (exec_at_end) execl("/bin/sh", "sh", "-c", "cat /dev/null", (char*)0);
+  return 0;
+}
+int main(int argc, char** argv) {
+  unlink("rawclone.child");
+  unlink("rawclone.parent");
+  int flags = SIGCHLD;
+  if (strcmp(argv[1], "vm") == 0) flags |= CLONE_VM | CLONE_FS | CLONE_FILES;
+  if (strcmp(argv[1], "vfork") == 0) flags |= CLONE_VM | CLONE_VFORK;
+  exec_at_end = strcmp(argv[1], "fork") != 0;
+  char* stack = malloc(1 << 20);
+  pid_t p = clone(child, stack + (1 << 20), flags, NULL);
+  if (p < 0) return 1;
+  files("rawclone.parent");
+  int st;
+  if (waitpid(p, &st, 0) != p) return 2;
+  FILE* c = fopen("rawclone.child", "r");
+  FILE* q = fopen("rawclone.parent", "r");
+  fseek(c, 0, SEEK_END);
+  fseek(q, 0, SEEK_END);
+  printf("child status %d, child wrote %ld, parent wrote %ld\n", WEXITSTATUS(st), ftell(c), ftell(q));
+  return 0;
+}
+C
+if cc -O1 rawclone.c -o rawclone 2> /dev/null; then
+  for kind in fork vm vfork; do
+    as_unrecorded "clone() of a $kind child on a stack of its own" rawclone.iorr \
+      "default IORR_PATCH=1 IORR_DISPATCH=0" ./rawclone $kind
+    for how in default IORR_DISPATCH=0; do
+      env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o rawclone.iorr -- ./rawclone $kind > /dev/null 2>&1
+      "$iorr" dump rawclone.iorr > rawclone.iorr.txt 2>&1
+      child=$(grep -c 'openat(AT_FDCWD, "rawclone.child", O_WRONLY' rawclone.iorr.txt)
+      parent=$(grep -c 'openat(AT_FDCWD, "rawclone.parent", O_WRONLY' rawclone.iorr.txt)
+      cats=$(grep -c 'execve("/usr/bin/cat"\|execve("/bin/cat"' rawclone.iorr.txt)
+      noted=$(grep -c 'escape .*CLONE_VM and without CLONE_SETTLS' rawclone.iorr.txt)
+      case $kind in
+        fork) good=$([[ $child == 300 && $parent == 300 && $noted == 0 ]] && echo y) ;;
+        *) good=$([[ $child == 0 && $parent == 300 && $cats == 1 && $noted == 1 ]] && echo y) ;;
+      esac
+      if [[ $good == y ]]; then
+        ok "clone() of a $kind child ($how): child's opens $child, parent's $parent, cat execs $cats, escape notes $noted"
+      else
+        fail "clone() of a $kind child ($how): child's opens $child, parent's $parent, cat execs $cats, escape notes $noted"
+      fi
+    done
+  done
+fi
+
 # vfork children 24 levels deep: past the library's 16 saved levels the process ended with
 # status 127 (stop 20: a plain vfork, its child unrecorded until its exec, and noted). (An
 # armed, recorded task reaches the plain path only after orphans have taken levels: not run.)

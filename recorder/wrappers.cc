@@ -1281,9 +1281,9 @@ IORR_EXPORT long syscall(long nr, ...) {
     if (r == 0) iorr::recorder::AfterForkChildOf((a[0] & CLONE_FILES) != 0);
     return r;
   }
-  const iorr::trace::CallSpec* spec = nullptr;
-  for (const auto& c : iorr::trace::kCalls)
-    if (c.nr == nr) spec = &c;
+  int tag = iorr::recorder::CallTagOf(nr);  // (a table by number: searching the calls cost ~60 ns)
+  const iorr::trace::CallSpec* spec =
+      tag > 0 ? iorr::trace::SpecOf(static_cast<uint16_t>(tag)) : nullptr;
   bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
   Call c;
   bool on = recordable && BeginCall(&c);

@@ -265,12 +265,16 @@ long ForkLike(long nr, const long* a, bool* escaped) {
     *escaped = true;
     // A task that would run on this thread's storage, or a process whose first instructions
     // (on its own stack) no code of the library sees: it would record as this thread, into a
-    // copy of its ring or the ring itself. Foreign instead (a clone with CLONE_VFORK excepted:
-    // this thread waits meanwhile, and libc's own spawns, system() and popen(), are such; the
-    // thread would pay a gettid per call from then on).
-    if (!(flags & CLONE_SETTLS) && !(flags & CLONE_VFORK))
-      ShareStorage((flags & kCloneVm) ? "a raw clone with CLONE_VM and without CLONE_SETTLS"
-                                      : "a raw clone of a process on a stack of its own");
+    // copy of its ring or the ring itself. Foreign instead, except where this thread waits
+    // meanwhile (CLONE_VM with CLONE_VFORK: libc's own spawns, system() and popen(), are such,
+    // and the thread would pay a gettid per call from then on) and where the clone() wrapper
+    // sees to it.
+    bool vm = (flags & kCloneVm) != 0;
+    if (!(flags & CLONE_SETTLS) && !(vm && (flags & CLONE_VFORK)) && !t_in_clone) {
+      ShareStorage();
+      NoteSharedStorage(vm ? "a raw clone with CLONE_VM and without CLONE_SETTLS"
+                           : "a raw clone of a process on a stack of its own");
+    }
     // A spawn from inside libc (glibc's posix_spawn child, as popen and system use): the child
     // runs unarmed and execs with the program's environment. Without the library in it, nothing
     // the child runs is recorded: say so.

@@ -1416,24 +1416,25 @@ bool ForeignTask() { return Foreign(); }
 void MarkThreadForeign() { t_owner_tid = kNoOwner; }
 
 constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing
+thread_local bool t_in_clone __attribute__((tls_model("initial-exec"))) = false;
 bool g_noted_shared_storage = false;
-uint32_t ShareStorage(const char* what) {
-  // A foreign task's new task is foreign too (the owner is another); nothing recorded, nothing
-  // to change.
+uint32_t ShareStorage() {
+  // A foreign task's new task is foreign too (the owner is another); nothing to change.
   if (!g_on || Foreign()) return kStorageNotShared;
   uint32_t before = t_owner_tid;
   __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
-  if (!g_noted_shared_storage) {  // (the wrapper's clone may trap into ForkLike: once)
-    g_noted_shared_storage = true;
-    g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
-    char note[256];
-    snprintf(note, sizeof(note),
-             "escape %u: %s: the new task is not recorded until its exec (noted once per "
-             "process)",
-             TaskPid(), what);
-    WriteNote(note);
-  }
   return before;
+}
+void NoteSharedStorage(const char* what) {
+  // Once per process; a vfork child (on its parent's memory) notes its own each time.
+  if (!g_on || Foreign() || (g_noted_shared_storage && !t_vm_child)) return;
+  if (!t_vm_child) g_noted_shared_storage = true;
+  g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  char note[256];
+  snprintf(note, sizeof(note),
+           "escape %u: %s: the new task is not recorded until its exec (noted once per process)",
+           TaskPid(), what);
+  WriteNote(note);
 }
 void EndSharedStorage(uint32_t token) {
   if (token != kStorageNotShared && !Foreign()) t_owner_tid = token;
@@ -1741,7 +1742,9 @@ __attribute__((constructor(102))) void Init() {
   ResyncTsc();
   RegisterMembarrier();  // before any recorded call (see the top of this file)
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
-  g_pidfd_getfd = g_shared->pidfd_getfd == 1;
+  // Valgrind knows no pidfd_getfd (and says so on stderr, which changes the program's output):
+  // decided here, before the exec's event below may start the writer thread, which uses it.
+  g_pidfd_getfd = g_shared->pidfd_getfd == 1 && !OnValgrind();
   TakeProcessEntry();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
   pthread_atfork(nullptr, nullptr, AfterForkChild);
@@ -1780,7 +1783,6 @@ __attribute__((constructor(102))) void Init() {
     DispatchBecomeTracee();
     NoteTracee();
   } else if (OnValgrind()) {  // see valgrind.h
-    g_pidfd_getfd = false;    // Valgrind knows no pidfd_getfd (and says so on stderr)
     WriteNote(
         "capture: PLT wrappers only (the process runs on Valgrind, where Syscall User Dispatch "
         "would trap Valgrind's own calls): libc-internal calls are not recorded");

@@ -144,13 +144,16 @@ void MarkThreadForeign();
 // library's knowledge (a raw clone: CLONE_VM without CLONE_SETTLS, or a process on a stack of
 // its own whose code runs before anything of the library could): the thread names itself the
 // storage's owner, so the new task is foreign, recording nothing and leaving the library's
-// state alone until its exec (whose image is recorded); `what` goes into an escape note (once
-// per process). Returns what EndSharedStorage needs; each later call of this thread pays a
-// gettid.
-uint32_t ShareStorage(const char* what);
-// The task ShareStorage was for has exec'd or ended (clone with CLONE_VFORK returned): the
-// thread's storage is its own again.
+// state alone until its exec (whose image is recorded). For good: a task the foreign one starts
+// on the same storage may outlive it. Each later call of this thread pays a gettid. Returns
+// what EndSharedStorage needs.
+uint32_t ShareStorage();
+// The escape note for it, once per process (`what`: the kind of clone).
+void NoteSharedStorage(const char* what);
+// The clone ShareStorage was for failed: no task was started.
 void EndSharedStorage(uint32_t token);
+// Inside the clone() wrapper, which sees to the new task itself (dispatch's ForkLike leaves it).
+extern thread_local bool t_in_clone __attribute__((tls_model("initial-exec")));
 
 // libc's return convention to the kernel's: -1 and errno -> -errno.
 inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }

@@ -1194,10 +1194,12 @@ IORR_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
 // glibc's clone(): the child runs fn(arg) on `stack`. (libc's own threads and spawns use an
 // internal clone, not this one.)
 //  - A process with a copy of this memory (no CLONE_VM): it starts afresh in fn's trampoline,
-//    as a fork child does (AfterForkChildOf), and the clone is recorded as fork's is.
+//    as a fork child does (AfterForkChildOf, on the stack the program gave it), and the clone is
+//    recorded as fork's is. When fn returns, clone's code ends the thread with SYS_exit, which
+//    only dispatch would see: the trampoline says so first, as syscall(SYS_exit) does.
 //  - A task on this memory and thread-local storage (CLONE_VM without CLONE_SETTLS): foreign
-//    until its exec (ShareStorage); with CLONE_VFORK this thread waits until then, and takes its
-//    storage back after.
+//    until its exec (ShareStorage), for good (a task it starts on the same storage may outlive
+//    it, even with CLONE_VFORK).
 //  - CLONE_SETTLS: the caller made the task's thread-local storage; it is recorded through the
 //    wrappers, as a thread of its own, from its first wrapped call (not armed for dispatch).
 DECLARE_REAL(int, clone, int (*)(void*), void*, int, void*, ...);
@@ -1210,8 +1212,12 @@ struct CloneStart {
 int CloneProcessStart(void* p) {
   // In the child's copy of the parent's memory: the parent's frame holding it is copied too.
   CloneStart s = *static_cast<CloneStart*>(p);
+  iorr::recorder::t_in_clone = false;
   iorr::recorder::AfterForkChildOf(s.shared_files);
-  return s.fn(s.arg);
+  int r = s.fn(s.arg);
+  iorr::recorder::NoteThreadExit(r);
+  iorr::recorder::FlushAll();
+  return r;
 }
 }  // namespace
 IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) {
@@ -1221,11 +1227,15 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
   void* tls = va_arg(ap, void*);
   auto* ctid = va_arg(ap, pid_t*);
   va_end(ap);
+  using iorr::recorder::t_in_clone;
+  bool was_in_clone = t_in_clone;
   if (!(flags & (CLONE_VM | CLONE_SETTLS | CLONE_THREAD)) && fn != nullptr) {
     CloneStart s{fn, arg, (flags & CLONE_FILES) != 0};
     Call c;
     bool on = BeginCall(&c);
+    t_in_clone = true;  // a trap of its system call (BeginCall off) leaves the child to us
     int r = REAL(clone)(CloneProcessStart, stack, flags, &s, ptid, tls, ctid);
+    t_in_clone = was_in_clone;
     if (on) {
       long k[6] = {static_cast<long>(static_cast<unsigned>(flags))};
       EndCall(&c, CallId::clone, k, KernelRet(r, errno));
@@ -1233,14 +1243,17 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
     return r;
   }
   if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS)) {
-    uint32_t token = iorr::recorder::ShareStorage(
-        "clone() with CLONE_VM and without CLONE_SETTLS (a task on this thread's storage)");
+    uint32_t token = iorr::recorder::ShareStorage();
+    t_in_clone = true;
     int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
-    if (r > 0 && (flags & CLONE_VFORK)) {
-      int saved = errno;
+    t_in_clone = was_in_clone;  // (a task on this storage may have seen true: it reads nothing)
+    int saved = errno;
+    if (r < 0)
       iorr::recorder::EndSharedStorage(token);
-      errno = saved;
-    }
+    else
+      iorr::recorder::NoteSharedStorage(
+          "clone() with CLONE_VM and without CLONE_SETTLS (a task on this thread's storage)");
+    errno = saved;
     return r;
   }
   return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);

@@ -2115,8 +2115,8 @@ fi
 # nobody drained: its calls were lost without a word. A task on the caller's memory and
 # thread-local storage ("vm": CLONE_VM without CLONE_SETTLS; "vfork": with CLONE_VFORK too)
 # recorded as its parent's thread, into the same ring at the same time. Now the first is a
-# process of its own, recorded; the others are foreign until their exec, which is recorded,
-# and an escape note says so.
+# process of its own, recorded, whose status (fn's result) is kept; the others are foreign
+# until their exec, which is recorded, and an escape note says so.
 cat > rawclone.c << 'C'
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -2138,7 +2138,7 @@ static void files(const char* name) {
 static int child(void* arg) {
   files("rawclone.child");
   if (exec_at_end) execl("/bin/sh", "sh", "-c", "cat /dev/null", (char*)0);
-  return 0;
+  return 7;  // clone's code ends the child with SYS_exit(7)
 }
 int main(int argc, char** argv) {
   unlink("rawclone.child");
@@ -2165,7 +2165,7 @@ if cc -O1 rawclone.c -o rawclone 2> /dev/null; then
   for kind in fork vm vfork; do
     as_unrecorded "clone() of a $kind child on a stack of its own" rawclone.iorr \
       "default IORR_PATCH=1 IORR_DISPATCH=0" ./rawclone $kind
-    for how in default IORR_DISPATCH=0; do
+    for how in default IORR_PATCH=1 IORR_DISPATCH=0; do
       env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o rawclone.iorr -- ./rawclone $kind > /dev/null 2>&1
       "$iorr" dump rawclone.iorr > rawclone.iorr.txt 2>&1
       child=$(grep -c 'openat(AT_FDCWD, "rawclone.child", O_WRONLY' rawclone.iorr.txt)

@@ -1115,6 +1115,17 @@ EntryHead* RingReserve(ThreadState* ts, uint64_t size, uint64_t* tail_out) {
   return reinterpret_cast<EntryHead*>(ts->ring + (tail & (kRingBytes - 1)));
 }
 
+// An entry's head but its arguments.
+inline void PutHead(EntryHead* h, uint64_t size, CallId call, int64_t start, int64_t end,
+                    int64_t ret) {
+  h->size = static_cast<uint32_t>(size);
+  h->call = static_cast<uint16_t>(call);
+  h->reserved = 0;
+  h->start = start;
+  h->end = end;
+  h->ret = ret;
+}
+
 // Publishes the entry RingReserve gave at `tail` to the writer.
 void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
   uint64_t before = ts->tail.load(std::memory_order_relaxed);
@@ -1149,12 +1160,7 @@ void AddEvent(ThreadState* ts, const Event& e) {
   uint64_t tail;
   EntryHead* h = RingReserve(ts, size, &tail);
   if (h == nullptr) return;
-  h->size = static_cast<uint32_t>(size);
-  h->call = static_cast<uint16_t>(e.call);
-  h->reserved = 0;
-  h->start = e.start_ns;
-  h->end = e.end_ns;
-  h->ret = e.ret;
+  PutHead(h, size, e.call, e.start_ns, e.end_ns, e.ret);
   char* str = reinterpret_cast<char*>(h + 1);
   for (int i = 0; i < spec.nargs; ++i) {
     const trace::Arg& a = e.args[i];
@@ -2000,12 +2006,7 @@ void AddPlainCall(ThreadState* ts, CallId call, const int64_t* v, long ret, int6
   ts->last_end = end;
   uint64_t tail;
   if (EntryHead* h = RingReserve(ts, kSize, &tail)) {
-    h->size = static_cast<uint32_t>(kSize);
-    h->call = static_cast<uint16_t>(call);
-    h->reserved = 0;
-    h->start = start;
-    h->end = end;
-    h->ret = ret;
+    PutHead(h, kSize, call, start, end, ret);
     memcpy(h->args, v, sizeof(h->args));
     RingPublish(ts, tail, kSize, start);
   }
@@ -2028,40 +2029,19 @@ constexpr PlainTags kPlainTags = BuildPlainTags();
 void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start,
              int64_t end) {
   const trace::CallSpec& spec = trace::Spec(call);
-  if (kPlainTags.plain[static_cast<uint16_t>(call)]) {
-    int64_t v[trace::kMaxArgs] = {};
-    for (int i = 0; i < spec.nargs; ++i) {
-      switch (StoredAs(spec.args[i].kind)) {
-        case Stored::kInt32:
-          v[i] = StoredValue<Stored::kInt32>(kargs[i]);
-          break;
-        case Stored::kUint32:
-          v[i] = StoredValue<Stored::kUint32>(kargs[i]);
-          break;
-        case Stored::kRaw:
-          v[i] = kargs[i];
-          break;
-        default:  // kNothing (a plain call has no kPointee)
-          break;
-      }
-    }
-    AddPlainCall(ts, call, v, ret, start, end);
-    return;
-  }
   int64_t v[trace::kMaxArgs] = {};
   const char* str[trace::kMaxArgs];
   size_t strings = ArgValues(spec, call, kargs, ret, v, str);
+  if (kPlainTags.plain[static_cast<uint16_t>(call)]) {  // (no strings, nothing more to do)
+    AddPlainCall(ts, call, v, ret, start, end);
+    return;
+  }
   uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
   ts->last_end = end;
   if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
     g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
   } else if (uint64_t tail; EntryHead* h = RingReserve(ts, size, &tail)) {
-    h->size = static_cast<uint32_t>(size);
-    h->call = static_cast<uint16_t>(call);
-    h->reserved = 0;
-    h->start = start;
-    h->end = end;
-    h->ret = ret;
+    PutHead(h, size, call, start, end, ret);
     char* s = reinterpret_cast<char*>(h + 1);
     for (int i = 0; i < spec.nargs; ++i) {
       h->args[i] = v[i];

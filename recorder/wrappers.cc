@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -193,6 +194,12 @@ DECLARE_REAL(int, statfs, const char*, struct statfs*);
 DECLARE_REAL(int, statfs64, const char*, struct statfs64*);
 DECLARE_REAL(int, fstatfs, int, struct statfs*);
 DECLARE_REAL(int, fstatfs64, int, struct statfs64*);
+DECLARE_REAL(int, statvfs, const char*, struct statvfs*);
+DECLARE_REAL(int, statvfs64, const char*, struct statvfs64*);
+DECLARE_REAL(int, fstatvfs, int, struct statvfs*);
+DECLARE_REAL(int, fstatvfs64, int, struct statvfs64*);
+DECLARE_REAL(int, mkfifo, const char*, mode_t);
+DECLARE_REAL(int, mkfifoat, int, const char*, mode_t);
 DECLARE_REAL(ssize_t, getdents64, int, void*, size_t);
 DECLARE_REAL(ssize_t, getxattr, const char*, const char*, void*, size_t);
 DECLARE_REAL(ssize_t, lgetxattr, const char*, const char*, void*, size_t);
@@ -488,6 +495,13 @@ IORR_EXPORT int symlinkat(const char* t, int d, const char* p) {
 IORR_EXPORT int mknod(const char* p, mode_t m, dev_t dev) {
   RECORD(int, REAL(mknod)(p, m, dev), mknodat, kAtFdcwd, L(p), m, L(dev));
 }
+// mkfifo is mknodat with S_IFIFO (tar imports mkfifoat).
+IORR_EXPORT int mkfifo(const char* p, mode_t m) {
+  RECORD(int, REAL(mkfifo)(p, m), mknodat, kAtFdcwd, L(p), m | S_IFIFO, 0);
+}
+IORR_EXPORT int mkfifoat(int d, const char* p, mode_t m) {
+  RECORD(int, REAL(mkfifoat)(d, p, m), mknodat, d, L(p), m | S_IFIFO, 0);
+}
 IORR_EXPORT int mknodat(int d, const char* p, mode_t m, dev_t dev) {
   RECORD(int, REAL(mknodat)(d, p, m, dev), mknodat, d, L(p), m, L(dev));
 }
@@ -542,6 +556,20 @@ IORR_EXPORT int fstatfs(int fd, struct statfs* b) {
 }
 IORR_EXPORT int fstatfs64(int fd, struct statfs64* b) {
   RECORD(int, REAL(fstatfs64)(fd, b), fstatfs, fd, L(b));
+}
+// statvfs: glibc's is one statfs (a kernel that reports the mount flags, as every 2.6.36 on
+// does), as python3's os.statvfs uses.
+IORR_EXPORT int statvfs(const char* p, struct statvfs* b) {
+  RECORD(int, REAL(statvfs)(p, b), statfs, L(p), L(b));
+}
+IORR_EXPORT int statvfs64(const char* p, struct statvfs64* b) {
+  RECORD(int, REAL(statvfs64)(p, b), statfs, L(p), L(b));
+}
+IORR_EXPORT int fstatvfs(int fd, struct statvfs* b) {
+  RECORD(int, REAL(fstatvfs)(fd, b), fstatfs, fd, L(b));
+}
+IORR_EXPORT int fstatvfs64(int fd, struct statvfs64* b) {
+  RECORD(int, REAL(fstatvfs64)(fd, b), fstatfs, fd, L(b));
 }
 IORR_EXPORT ssize_t getdents64(int fd, void* buf, size_t n) {
   RECORD(ssize_t, REAL(getdents64)(fd, buf, n), getdents64, fd, L(buf), L(n));

@@ -2185,6 +2185,21 @@ if cc -O1 rawclone.c -o rawclone 2> /dev/null; then
   done
 fi
 
+# mkfifo, mkfifoat and statvfs, which tar, cp and python3 import, through the wrappers alone
+# (stop 21: they were recorded only by dispatch).
+if [[ -x /usr/bin/python3 ]]; then
+  rm -f fifo1 fifo2
+  IORR_DISPATCH=0 timeout 30 "$iorr" record -q -o fifo.iorr -- /usr/bin/python3 -c \
+    'import os; os.mkfifo("fifo1"); os.statvfs("."); os.mkfifo("fifo2", dir_fd=os.open(".", os.O_RDONLY))'
+  if dump_has fifo.iorr 'mknodat(AT_FDCWD, "fifo1", S_IFIFO|0666' &&
+     grep -q 'mknodat([0-9]*, "fifo2", S_IFIFO|0666' fifo.iorr.txt && grep -q 'statfs("\.", ' fifo.iorr.txt; then
+    ok "mkfifo, mkfifoat and statvfs through the wrappers alone (IORR_DISPATCH=0)"
+  else
+    fail "mkfifo, mkfifoat and statvfs through the wrappers alone: $(grep -c 'mknodat\|statfs' fifo.iorr.txt) of 3 calls"
+  fi
+  rm -f fifo1 fifo2
+fi
+
 # vfork children 24 levels deep: past the library's 16 saved levels the process ended with
 # status 127 (stop 20: a plain vfork, its child unrecorded until its exec, and noted). (An
 # armed, recorded task reaches the plain path only after orphans have taken levels: not run.)

@@ -83,7 +83,10 @@ RealSlot g_reals[160];
 int g_nreals = 0;
 struct RegisterReal {
   RegisterReal(void** slot, const char* name) {
-    if (g_nreals < 160) g_reals[g_nreals++] = {slot, name};
+    // More wrappers than room: a build mistake, which every recorded program would show at
+    // once (the ones left out would be looked up later, under the loader's lock).
+    if (g_nreals >= 160) __builtin_trap();
+    g_reals[g_nreals++] = {slot, name};
   }
 };
 // The registrations run before the library's constructor (Init, priority 102), which resolves
@@ -1256,14 +1259,16 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
   auto* ctid = va_arg(ap, pid_t*);
   va_end(ap);
   using iorr::recorder::t_in_clone;
+  // A task foreign to this storage (a CLONE_VM child) leaves the owner's flag alone.
+  const bool mine = !iorr::recorder::ForeignTask();
   bool was_in_clone = t_in_clone;
   if (!(flags & (CLONE_VM | CLONE_SETTLS | CLONE_THREAD)) && fn != nullptr) {
     CloneStart s{fn, arg, (flags & CLONE_FILES) != 0};
     Call c;
     bool on = BeginCall(&c);
-    t_in_clone = true;  // a trap of its system call (BeginCall off) leaves the child to us
+    if (mine) t_in_clone = true;  // a trap of its system call (BeginCall off) leaves it to us
     int r = REAL(clone)(CloneProcessStart, stack, flags, &s, ptid, tls, ctid);
-    t_in_clone = was_in_clone;
+    if (mine) t_in_clone = was_in_clone;
     if (on) {
       long k[6] = {static_cast<long>(static_cast<unsigned>(flags))};
       EndCall(&c, CallId::clone, k, KernelRet(r, errno));
@@ -1272,9 +1277,9 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
   }
   if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS)) {
     uint32_t token = iorr::recorder::ShareStorage();
-    t_in_clone = true;
+    if (mine) t_in_clone = true;
     int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
-    t_in_clone = was_in_clone;  // (a task on this storage may have seen true: it reads nothing)
+    if (mine) t_in_clone = was_in_clone;  // (the new task may have seen true: it reads nothing)
     int saved = errno;
     if (r < 0)
       iorr::recorder::EndSharedStorage(token);

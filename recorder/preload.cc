@@ -2012,6 +2012,41 @@ void AddPlainCall(ThreadState* ts, CallId call, const int64_t* v, long ret, int6
   }
 }
 
+// AddCall for a call with StringArgs (the wrappers' EndCallOf): the strings read here, as
+// ArgValues reads them (NULL or EFAULT: -1).
+void AddStringCall(ThreadState* ts, CallId call, int64_t* v, const char* const* str,
+                   unsigned strings, long ret, int64_t start, int64_t end) {
+  bool fault = ret == -EFAULT;
+  size_t total = 0;
+  for (unsigned m = strings; m != 0; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    if (str[i] == nullptr || fault) {
+      v[i] = -1;
+    } else {
+      size_t len = strnlen(str[i], 1 << 16);
+      v[i] = static_cast<int64_t>(len);
+      total += len;
+    }
+  }
+  uint64_t size = (sizeof(EntryHead) + total + 7) & ~uint64_t{7};
+  ts->last_end = end;
+  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+  } else if (uint64_t tail; EntryHead* h = RingReserve(ts, size, &tail)) {
+    PutHead(h, size, call, start, end, ret);
+    memcpy(h->args, v, sizeof(h->args));
+    char* s = reinterpret_cast<char*>(h + 1);
+    for (unsigned m = strings; m != 0; m &= m - 1) {
+      int i = __builtin_ctz(m);
+      if (v[i] > 0) {
+        memcpy(s, str[i], static_cast<size_t>(v[i]));
+        s += v[i];
+      }
+    }
+    RingPublish(ts, tail, size, start);
+  }
+}
+
 // Which tags are plain calls (PlainCall), for calls known at run time only (trapped or
 // patched system calls, syscall()).
 struct PlainTags {
@@ -2091,6 +2126,13 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
 void EndCallPlain(Call* c, CallId call, const int64_t* v, long ret) {
   EndCallWith(c, [&](ThreadState* ts) {
     AddPlainCall(ts, call, v, ret, c->start, std::max(c->start, NowNsAfterCall()));
+  });
+}
+
+void EndCallStrings(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
+                    long ret) {
+  EndCallWith(c, [&](ThreadState* ts) {
+    AddStringCall(ts, call, v, str, strings, ret, c->start, std::max(c->start, NowNsAfterCall()));
   });
 }
 

@@ -10,6 +10,7 @@
 //  - The library's own system calls use RawSyscall6, never the libc functions it interposes.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 
 #include <cstddef>
@@ -119,6 +120,31 @@ void EndCallPlain(Call* c, CallId call, const int64_t* v, long ret);
 
 // EndCall with the call known at compile time: a plain call's arguments are converted right
 // here (about 100 instructions less per call than looking each one's kind up).
+// A call whose arguments are integers and strings (paths, names) only, and that needs nothing
+// more but, for open and openat, its mode cleared when the flags do not use it (EndCallOf does
+// that): openat, newfstatat, unlinkat, utimensat, mkdirat, ... String arguments: a bit each.
+constexpr unsigned StringArgs(CallId id) {
+  const trace::CallSpec& spec = trace::Spec(id);
+  if (id == CallId::fcntl || id == CallId::getdents64 || id == CallId::mmap ||
+      spec.effect == trace::Effect::kEscape)
+    return 0;
+  unsigned strings = 0;
+  for (int i = 0; i < spec.nargs; ++i) {
+    if (trace::IsString(spec.args[i].kind))
+      strings |= 1u << i;
+    else if (StoredAs(spec.args[i].kind) == Stored::kPointee)
+      return 0;
+  }
+  return strings;
+}
+static_assert(StringArgs(CallId::openat) == 0b10 && StringArgs(CallId::newfstatat) == 0b10 &&
+              StringArgs(CallId::renameat2) == 0b1010 && StringArgs(CallId::write) == 0);
+
+// EndCall for a call with StringArgs: v holds its other arguments as stored (0 past its own),
+// str the strings' addresses (nullptr: NULL) at the positions of `strings`.
+void EndCallStrings(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
+                    long ret);
+
 template <CallId kCall>
 __attribute__((always_inline)) inline void EndCallOf(Call* c, const long* kargs, long ret) {
   if constexpr (PlainCall(kCall)) {
@@ -128,6 +154,23 @@ __attribute__((always_inline)) inline void EndCallOf(Call* c, const long* kargs,
     }
     (std::make_integer_sequence<int, trace::Spec(kCall).nargs>());
     EndCallPlain(c, kCall, v, ret);
+  } else if constexpr (StringArgs(kCall) != 0) {
+    constexpr unsigned kStrings = StringArgs(kCall);
+    int64_t v[trace::kMaxArgs] = {};
+    const char* str[trace::kMaxArgs] = {};
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+      (((kStrings >> I) & 1
+            ? void(str[I] = reinterpret_cast<const char*>(kargs[I]))
+            : void(v[I] = StoredValue<StoredAs(trace::Spec(kCall).args[I].kind)>(kargs[I]))),
+       ...);
+    }
+    (std::make_integer_sequence<int, trace::Spec(kCall).nargs>());
+    // As ArgValues: a mode the call does not read holds whatever the register had.
+    if constexpr (kCall == CallId::openat || kCall == CallId::open) {
+      constexpr int f = kCall == CallId::openat ? 2 : 1;
+      if (!((v[f] & O_CREAT) || (v[f] & O_TMPFILE) == O_TMPFILE)) v[f + 1] = 0;
+    }
+    EndCallStrings(c, kCall, v, str, kStrings, ret);
   } else {
     EndCall(c, kCall, kargs, ret);
   }

@@ -138,10 +138,13 @@ constexpr unsigned StringArgs(CallId id) {
   return strings;
 }
 static_assert(StringArgs(CallId::openat) == 0b10 && StringArgs(CallId::newfstatat) == 0b10 &&
-              StringArgs(CallId::renameat2) == 0b1010 && StringArgs(CallId::write) == 0);
+              StringArgs(CallId::renameat2) == 0b1010 && StringArgs(CallId::symlinkat) == 0b101 &&
+              StringArgs(CallId::write) == 0 && StringArgs(CallId::openat2) == 0 &&
+              StringArgs(CallId::preadv) == 0 && StringArgs(CallId::getdents64) == 0);
 
-// EndCall for a call with StringArgs: v holds its other arguments as stored (0 past its own),
-// str the strings' addresses (nullptr: NULL) at the positions of `strings`.
+// EndCall for a call with StringArgs: v holds its other arguments as stored (0 past its own:
+// the entry's slots past the call's arguments are 0, as a plain call's), str the strings'
+// addresses (nullptr: NULL) at the positions of `strings`.
 void EndCallStrings(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
                     long ret);
 

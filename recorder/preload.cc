@@ -1445,6 +1445,20 @@ void NoteSharedStorage(const char* what) {
 void EndSharedStorage(uint32_t token) {
   if (token != kStorageNotShared && !Foreign()) t_owner_tid = token;
 }
+bool g_noted_own_tls = false;
+void NoteOwnTlsClone() {
+  // Once per process, as NoteSharedStorage.
+  if (!g_on || Foreign() || (g_noted_own_tls && !t_vm_child)) return;
+  if (!t_vm_child) g_noted_own_tls = true;
+  g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
+  char note[320];
+  snprintf(note, sizeof(note),
+           "escape %u: clone() with CLONE_SETTLS: a task on thread-local storage of the "
+           "program's own is recorded through the PLT wrappers only (not armed): its "
+           "libc-internal calls are not recorded (noted once per process)",
+           TaskPid());
+  WriteNote(note);
+}
 
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
@@ -2583,7 +2597,7 @@ void AfterForkChildOf(bool shared_files) {
   t_vm_trace_fd = t_vm_shm_fd = -1;
   g_released.store(false);
   t_owner_tid = 0;  // this memory is the child's alone, whoever forked it
-  g_noted_shared_map = g_noted_shared_storage = false;  // notes once per process: this one's
+  g_noted_shared_map = g_noted_shared_storage = g_noted_own_tls = false;  // this process's notes
   t_done = false;           // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the

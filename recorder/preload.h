@@ -198,6 +198,10 @@ uint32_t ShareStorage();
 void NoteSharedStorage(const char* what);
 // The clone ShareStorage was for failed: no task was started.
 void EndSharedStorage(uint32_t token);
+// A task started by clone() on thread-local storage the program made (CLONE_SETTLS): recorded
+// through the wrappers only (dispatch is per thread, and its storage is not the library's to
+// arm): an escape note, once per process.
+void NoteOwnTlsClone();
 // Inside the clone() wrapper, which sees to the new task itself (dispatch's ForkLike leaves it).
 extern thread_local bool t_in_clone __attribute__((tls_model("initial-exec")));
 

@@ -1232,7 +1232,8 @@ IORR_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
 //    until its exec (ShareStorage), for good (a task it starts on the same storage may outlive
 //    it, even with CLONE_VFORK).
 //  - CLONE_SETTLS: the caller made the task's thread-local storage; it is recorded through the
-//    wrappers, as a thread of its own, from its first wrapped call (not armed for dispatch).
+//    wrappers, as a thread of its own, from its first wrapped call (not armed for dispatch),
+//    and an escape note says so.
 DECLARE_REAL(int, clone, int (*)(void*), void*, int, void*, ...);
 namespace {
 struct CloneStart {
@@ -1289,7 +1290,13 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
     errno = saved;
     return r;
   }
-  return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+  int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+  if (r > 0 && (flags & CLONE_SETTLS)) {
+    int saved = errno;
+    iorr::recorder::NoteOwnTlsClone();
+    errno = saved;
+  }
+  return r;
 }
 
 // syscall(): calls of the table are recorded like their libc counterparts.

@@ -2185,6 +2185,42 @@ if cc -O1 rawclone.c -o rawclone 2> /dev/null; then
   done
 fi
 
+# clone() with CLONE_SETTLS (a task on thread-local storage the program made, as a threads
+# library of its own would): recorded through the wrappers only, now with an escape note (stop
+# 21: silent before). The child touches neither libc nor its storage: a raw exit.
+cat > owntls.c << 'C'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+static int child(void* arg) {
+  (void)arg;
+  __asm__ volatile("mov $60, %%eax\n\txor %%edi, %%edi\n\tsyscall" ::: "rax", "rdi", "rcx", "r11", "memory");
+  return 0;
+}
+int main(void) {
+  char* stack = malloc(1 << 16);
+  void** tls = calloc(1024, sizeof(void*));
+  tls[512] = &tls[512];  // a thread pointer that points to itself, as x86-64's TCB does
+  pid_t p = clone(child, stack + (1 << 16), CLONE_VM | CLONE_SETTLS | SIGCHLD, NULL, NULL,
+                  &tls[512], NULL);
+  int st = -1;
+  if (p > 0) waitpid(p, &st, 0);
+  printf("clone %s, child status %d\n", p > 0 ? "ok" : "failed", WEXITSTATUS(st));
+  return 0;
+}
+C
+if cc -O1 -fno-stack-protector owntls.c -o owntls 2> /dev/null; then
+  as_unrecorded "clone() with CLONE_SETTLS" owntls.iorr "default IORR_PATCH=1 IORR_DISPATCH=0" ./owntls
+  if dump_has owntls.iorr 'escape .*clone() with CLONE_SETTLS'; then
+    ok "clone() with CLONE_SETTLS: an escape note says the task is recorded through the wrappers only"
+  else
+    fail "clone() with CLONE_SETTLS: no escape note"
+  fi
+fi
+
 # mkfifo, mkfifoat and statvfs, which tar, cp and python3 import, through the wrappers alone
 # (stop 21: they were recorded only by dispatch).
 if [[ -x /usr/bin/python3 ]]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of recording variants on `tar xf` of the whole Linux tarball into
-# tmpfs (or `rm -rf` of the tree): each round runs the workload plain, then under
-# `iorr record` once per variant, in turns, so that slow drifts of the machine hit every
-# variant alike. Prints each variant's median wall time and its ratio to the plain median.
+# tmpfs (or `rm -rf` of the tree): each round runs the workload plain and under
+# `iorr record` once per variant, in an order that turns by one place each round, so that slow
+# drifts of the machine hit every variant alike. Prints each variant's median wall time and its
+# ratio to the plain median.
 # A benchmark, not a test: run it alone on a quiet machine.
 #
 # Usage: record-variants.sh [--rm] [--subset N] VARIANT...
@@ -68,9 +69,13 @@ run() {
 echo "workload: $workload of $tarball in $tmpfs; $runs rounds of: ${names[*]}"
 cat "$tarball" > /dev/null
 (cd "$work/x" && tar xf "$tarball") && rm -rf "${work:?}/x/$top"  # warm-up
+# The order turns by one place each round (plain first, then second, ...), so that a host that
+# drifts through the run favours no variant by its place (record-overhead.sh: a drift of 1.9 to
+# 2.4 s over one run moved a ratio by several percent).
+n=${#names[@]}
 for r in $(seq "$runs"); do
   printf 'round %d of %d\n' "$r" "$runs" >&2
-  for i in "${!names[@]}"; do run "$i"; done
+  for ((k = 0; k < n; k++)); do run $(((k + r - 1) % n)); done
 done
 plain=$(median < "$work/t-0")
 for i in "${!names[@]}"; do

@@ -1146,13 +1146,14 @@ void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
   }
 }
 
-// Copies an event into the thread's ring (the pseudo-events: dirents).
-void AddEvent(ThreadState* ts, const Event& e) {
-  const trace::CallSpec& spec = trace::Spec(e.call);
-  size_t strings = 0;
-  for (int i = 0; i < spec.nargs; ++i)
-    if (trace::IsString(spec.args[i].kind) && !e.args[i].null) strings += e.args[i].s.size();
-  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
+// Writes an entry into the thread's ring: v the arguments as stored (kMaxArgs of them, strings
+// as their length or -1), the bytes of the strings at the positions of `strings` after them,
+// `total` bytes in all. Too long an entry is dropped (counted).
+__attribute__((always_inline)) inline void PutEntry(ThreadState* ts, CallId call, const int64_t* v,
+                                                    const char* const* str, unsigned strings,
+                                                    size_t total, long ret, int64_t start,
+                                                    int64_t end) {
+  uint64_t size = (sizeof(EntryHead) + total + 7) & ~uint64_t{7};
   if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
     g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -1160,26 +1161,51 @@ void AddEvent(ThreadState* ts, const Event& e) {
   uint64_t tail;
   EntryHead* h = RingReserve(ts, size, &tail);
   if (h == nullptr) return;
-  PutHead(h, size, e.call, e.start_ns, e.end_ns, e.ret);
-  char* str = reinterpret_cast<char*>(h + 1);
+  PutHead(h, size, call, start, end, ret);
+  memcpy(h->args, v, sizeof(h->args));
+  char* s = reinterpret_cast<char*>(h + 1);
+  for (unsigned m = strings; m != 0; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    if (v[i] > 0) {
+      memcpy(s, str[i], static_cast<size_t>(v[i]));
+      s += v[i];
+    }
+  }
+  RingPublish(ts, tail, size, start);
+}
+
+// Copies an event into the thread's ring (the pseudo-events: dirents).
+void AddEvent(ThreadState* ts, const Event& e) {
+  const trace::CallSpec& spec = trace::Spec(e.call);
+  int64_t v[trace::kMaxArgs] = {};
+  const char* str[trace::kMaxArgs] = {};
+  unsigned strings = 0;
+  size_t total = 0;
   for (int i = 0; i < spec.nargs; ++i) {
     const trace::Arg& a = e.args[i];
     if (trace::IsString(spec.args[i].kind)) {
-      h->args[i] = a.null ? -1 : static_cast<int64_t>(a.s.size());
-      if (!a.null && !a.s.empty()) {
-        memcpy(str, a.s.data(), a.s.size());
-        str += a.s.size();
-      }
+      strings |= 1u << i;
+      v[i] = a.null ? -1 : static_cast<int64_t>(a.s.size());
+      str[i] = a.s.data();
+      if (!a.null) total += a.s.size();
     } else {
-      h->args[i] = a.i;
+      v[i] = a.i;
     }
   }
-  RingPublish(ts, tail, size, e.start_ns);
+  PutEntry(ts, e.call, v, str, strings, total, e.ret, e.start_ns, e.end_ns);
 }
 
 // What the trace cannot hold is said in it: I/O submitted through io_uring or libaio, and stores
 // through a shared writable mapping of a file (once per process).
 bool g_noted_shared_map = false;
+// Whether a note said once per process is due (`noted`: said already); a vfork child, on its
+// parent's memory, says its own each time.
+bool DueOncePerProcess(bool& noted) {
+  if (t_vm_child) return true;
+  if (noted) return false;
+  noted = true;
+  return true;
+}
 // The calling task's process: a vfork child (recorded or not) is a process of its own.
 uint32_t TaskPid() {
   if (Foreign()) return static_cast<uint32_t>(RawSyscall6(SYS_getpid));
@@ -1196,8 +1222,7 @@ void NoteEscapesOf(CallId call, const long* k, long ret) {
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   } else if (call == CallId::mmap && ret >= 0 && static_cast<int>(k[4]) >= 0 &&
-             (k[3] & MAP_SHARED) && (k[2] & PROT_WRITE) && (t_vm_child || !g_noted_shared_map)) {
-    if (!t_vm_child) g_noted_shared_map = true;  // once per process (a vfork child: each time)
+             (k[3] & MAP_SHARED) && (k[2] & PROT_WRITE) && DueOncePerProcess(g_noted_shared_map)) {
     snprintf(note, sizeof(note),
              "escape %u: stores through a shared writable mapping (fd %d) are not recorded", pid,
              static_cast<int>(k[4]));
@@ -1432,9 +1457,7 @@ uint32_t ShareStorage() {
   return before;
 }
 void NoteSharedStorage(const char* what) {
-  // Once per process; a vfork child (on its parent's memory) notes its own each time.
-  if (!g_on || Foreign() || (g_noted_shared_storage && !t_vm_child)) return;
-  if (!t_vm_child) g_noted_shared_storage = true;
+  if (!g_on || Foreign() || !DueOncePerProcess(g_noted_shared_storage)) return;
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   char note[256];
   snprintf(note, sizeof(note),
@@ -1447,9 +1470,7 @@ void EndSharedStorage(uint32_t token) {
 }
 bool g_noted_own_tls = false;
 void NoteOwnTlsClone() {
-  // Once per process, as NoteSharedStorage.
-  if (!g_on || Foreign() || (g_noted_own_tls && !t_vm_child)) return;
-  if (!t_vm_child) g_noted_own_tls = true;
+  if (!g_on || Foreign() || !DueOncePerProcess(g_noted_own_tls)) return;
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   char note[320];
   snprintf(note, sizeof(note),
@@ -2013,23 +2034,16 @@ void PatchLater() {
 
 namespace {
 
-// AddCall for a plain call (PlainCall): a fixed-size entry, no strings.
-void AddPlainCall(ThreadState* ts, CallId call, const int64_t* v, long ret, int64_t start,
-                  int64_t end) {
-  constexpr uint64_t kSize = sizeof(EntryHead);
-  ts->last_end = end;
-  uint64_t tail;
-  if (EntryHead* h = RingReserve(ts, kSize, &tail)) {
-    PutHead(h, kSize, call, start, end, ret);
-    memcpy(h->args, v, sizeof(h->args));
-    RingPublish(ts, tail, kSize, start);
-  }
-}
-
-// AddCall for a call with StringArgs (the wrappers' EndCallOf): the strings read here, as
-// ArgValues reads them (NULL or EFAULT: -1).
-void AddStringCall(ThreadState* ts, CallId call, int64_t* v, const char* const* str,
+// AddCall for a DirectCall (the wrappers' EndCallOf): the strings read here, as ArgValues reads
+// them (NULL or EFAULT: -1).
+template <bool kStrings>
+void AddDirectCall(ThreadState* ts, CallId call, int64_t* v, const char* const* str,
                    unsigned strings, long ret, int64_t start, int64_t end) {
+  if constexpr (!kStrings) {
+    ts->last_end = end;
+    PutEntry(ts, call, v, str, 0, 0, ret, start, end);
+    return;
+  }
   bool fault = ret == -EFAULT;
   size_t total = 0;
   for (unsigned m = strings; m != 0; m &= m - 1) {
@@ -2042,36 +2056,9 @@ void AddStringCall(ThreadState* ts, CallId call, int64_t* v, const char* const* 
       total += len;
     }
   }
-  uint64_t size = (sizeof(EntryHead) + total + 7) & ~uint64_t{7};
   ts->last_end = end;
-  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
-    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
-  } else if (uint64_t tail; EntryHead* h = RingReserve(ts, size, &tail)) {
-    PutHead(h, size, call, start, end, ret);
-    memcpy(h->args, v, sizeof(h->args));
-    char* s = reinterpret_cast<char*>(h + 1);
-    for (unsigned m = strings; m != 0; m &= m - 1) {
-      int i = __builtin_ctz(m);
-      if (v[i] > 0) {
-        memcpy(s, str[i], static_cast<size_t>(v[i]));
-        s += v[i];
-      }
-    }
-    RingPublish(ts, tail, size, start);
-  }
+  PutEntry(ts, call, v, str, strings, total, ret, start, end);
 }
-
-// Which tags are plain calls (PlainCall), for calls known at run time only (trapped or
-// patched system calls, syscall()).
-struct PlainTags {
-  bool plain[trace::kMaxTag + 1];
-};
-constexpr PlainTags BuildPlainTags() {
-  PlainTags t{};
-  for (const auto& c : trace::kCalls) t.plain[c.tag] = PlainCall(static_cast<CallId>(c.tag));
-  return t;
-}
-constexpr PlainTags kPlainTags = BuildPlainTags();
 
 // Puts a call's event (and its listing, for getdents64) into the calling thread's ring, the
 // arguments straight from the call's (the hook path: no event in between).
@@ -2080,27 +2067,9 @@ void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t 
   const trace::CallSpec& spec = trace::Spec(call);
   int64_t v[trace::kMaxArgs] = {};
   const char* str[trace::kMaxArgs];
-  size_t strings = ArgValues(spec, call, kargs, ret, v, str);
-  if (kPlainTags.plain[static_cast<uint16_t>(call)]) {  // (no strings, nothing more to do)
-    AddPlainCall(ts, call, v, ret, start, end);
-    return;
-  }
-  uint64_t size = (sizeof(EntryHead) + strings + 7) & ~uint64_t{7};
+  size_t total = ArgValues(spec, call, kargs, ret, v, str);
   ts->last_end = end;
-  if (size > kRingBytes / 4) {  // not storable (strings of megabytes)
-    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
-  } else if (uint64_t tail; EntryHead* h = RingReserve(ts, size, &tail)) {
-    PutHead(h, size, call, start, end, ret);
-    char* s = reinterpret_cast<char*>(h + 1);
-    for (int i = 0; i < spec.nargs; ++i) {
-      h->args[i] = v[i];
-      if (trace::IsString(spec.args[i].kind) && v[i] > 0) {
-        memcpy(s, str[i], static_cast<size_t>(v[i]));
-        s += v[i];
-      }
-    }
-    RingPublish(ts, tail, size, start);
-  }
+  PutEntry(ts, call, v, str, StringArgs(call), total, ret, start, end);
   if (call == CallId::getdents64 && ret > 0)
     AddDirents(ts, static_cast<int32_t>(kargs[0]), end, kargs[1], ret);
   NoteEscapes(call, kargs, ret);
@@ -2137,18 +2106,16 @@ void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   });
 }
 
-void EndCallPlain(Call* c, CallId call, const int64_t* v, long ret) {
+template <bool kStrings>
+void EndCallDirect(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
+                   long ret) {
   EndCallWith(c, [&](ThreadState* ts) {
-    AddPlainCall(ts, call, v, ret, c->start, std::max(c->start, NowNsAfterCall()));
+    AddDirectCall<kStrings>(ts, call, v, str, strings, ret, c->start,
+                            std::max(c->start, NowNsAfterCall()));
   });
 }
-
-void EndCallStrings(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
-                    long ret) {
-  EndCallWith(c, [&](ThreadState* ts) {
-    AddStringCall(ts, call, v, str, strings, ret, c->start, std::max(c->start, NowNsAfterCall()));
-  });
-}
+template void EndCallDirect<false>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
+template void EndCallDirect<true>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
 
 void NoteExecAttempt(const char* path) {
   if (g_on) NoteExec("exec-attempt", path);

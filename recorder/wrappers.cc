@@ -1259,43 +1259,40 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
   void* tls = va_arg(ap, void*);
   auto* ctid = va_arg(ap, pid_t*);
   va_end(ap);
-  using iorr::recorder::t_in_clone;
-  // A task foreign to this storage (a CLONE_VM child) leaves the owner's flag alone.
+  // The real clone, with t_in_clone set (a trap of its system call, BeginCall being off, leaves
+  // the new task to this wrapper). A task foreign to this storage (a CLONE_VM child) leaves its
+  // owner's flag alone; the new task may see it set, and reads nothing of it.
   const bool mine = !iorr::recorder::ForeignTask();
-  bool was_in_clone = t_in_clone;
+  auto real = [&](int (*f)(void*), void* a) {
+    bool was = iorr::recorder::t_in_clone;
+    if (mine) iorr::recorder::t_in_clone = true;
+    int r = REAL(clone)(f, stack, flags, a, ptid, tls, ctid);
+    if (mine) iorr::recorder::t_in_clone = was;
+    return r;
+  };
   if (!(flags & (CLONE_VM | CLONE_SETTLS | CLONE_THREAD)) && fn != nullptr) {
     CloneStart s{fn, arg, (flags & CLONE_FILES) != 0};
     Call c;
     bool on = BeginCall(&c);
-    if (mine) t_in_clone = true;  // a trap of its system call (BeginCall off) leaves it to us
-    int r = REAL(clone)(CloneProcessStart, stack, flags, &s, ptid, tls, ctid);
-    if (mine) t_in_clone = was_in_clone;
+    int r = real(CloneProcessStart, &s);
     if (on) {
       long k[6] = {static_cast<long>(static_cast<unsigned>(flags))};
       EndCall(&c, CallId::clone, k, KernelRet(r, errno));
     }
     return r;
   }
-  if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS)) {
-    uint32_t token = iorr::recorder::ShareStorage();
-    if (mine) t_in_clone = true;
-    int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
-    if (mine) t_in_clone = was_in_clone;  // (the new task may have seen true: it reads nothing)
-    int saved = errno;
-    if (r < 0)
-      iorr::recorder::EndSharedStorage(token);
-    else
-      iorr::recorder::NoteSharedStorage(
-          "clone() with CLONE_VM and without CLONE_SETTLS (a task on this thread's storage)");
-    errno = saved;
-    return r;
-  }
-  int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
-  if (r > 0 && (flags & CLONE_SETTLS)) {
-    int saved = errno;
+  bool vm_shared = (flags & CLONE_VM) && !(flags & CLONE_SETTLS);
+  uint32_t token = vm_shared ? iorr::recorder::ShareStorage() : 0;
+  int r = real(fn, arg);
+  int saved = errno;
+  if (vm_shared && r < 0)
+    iorr::recorder::EndSharedStorage(token);
+  else if (vm_shared)
+    iorr::recorder::NoteSharedStorage(
+        "clone() with CLONE_VM and without CLONE_SETTLS (a task on this thread's storage)");
+  else if (r > 0 && (flags & CLONE_SETTLS))
     iorr::recorder::NoteOwnTlsClone();
-    errno = saved;
-  }
+  errno = saved;
   return r;
 }
 

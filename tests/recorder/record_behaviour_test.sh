@@ -2388,7 +2388,7 @@ if cc -O1 -pthread tinystack.c -o tinystack 2> /dev/null; then
     as_unrecorded "tiny thread stack ($args)" tiny.iorr \
       "default IORR_DISPATCH=0 IORR_PATCH=1 IORR_AUDIT=1" ./tinystack $args
   done
-  if "$iorr" dump tiny.iorr 2> /dev/null | grep -q "stack of the program's own memory"; then
+  if dump_has tiny.iorr "stack of the program's own memory"; then
     ok "tiny thread stack of the program's own memory: noted"
   else
     fail "tiny thread stack of the program's own memory: no note"
@@ -2457,10 +2457,18 @@ if command -v valgrind > /dev/null; then
   for how in default IORR_AUDIT=0; do
     got=$(env ${how/default/IORR_X=} timeout 120 "$iorr" record -q -o vg.iorr -- \
       valgrind -q --error-exitcode=3 ls / 2>&1; echo "status $?")
-    if [[ $got == "$want" ]] && "$iorr" dump vg.iorr 2> /dev/null | grep -q "runs on Valgrind"; then
+    # The dump goes to a file (a pipe into grep -q could end it early by SIGPIPE), and on a
+    # failure its status, error and what the trace holds are printed (CI once failed here with
+    # output and status as unrecorded, and nothing else to go on).
+    "$iorr" dump vg.iorr > vg.dump 2> vg.dump-err
+    dumped=$?
+    if [[ $got == "$want" && $dumped -eq 0 ]] && grep -q "runs on Valgrind" vg.dump; then
       ok "valgrind ($how): the guest recorded through the wrappers, output and status as unrecorded"
     else
-      fail "valgrind ($how): '$(head -c 300 <<< "$got")' against '$(head -c 300 <<< "$want")'"
+      fail "valgrind ($how): '$(head -c 300 <<< "$got")' against '$(head -c 300 <<< "$want")';
+        dump status $dumped ($(head -c 300 vg.dump-err)), $(grep -c . vg.dump) lines, notes:
+        $(grep '^# note' vg.dump | cut -c1-100 | tr '\n' '|')
+        stats: $("$iorr" stats vg.iorr 2>&1 | head -c 600 | tr '\n' '|')"
     fi
   done
 else

@@ -79,7 +79,7 @@ for field in '["source","blkparse"]' '["block.device","/dev/block/7:0"]' '["bloc
 done
 "$iorr" import blkparse -q --time-unit 1000 --device /dev/loop0 got.blk -o rt2.iorr
 diff -u orig.events <(blocks rt2.iorr) || fail "round trip with --time-unit 1000 changed the events"
-"$iorr" dump --json rt2.iorr | head -n 1 | grep -qF '["block.device","/dev/loop0"]' ||
+"$iorr" dump --json rt2.iorr | sed -n 1p | grep -qF '["block.device","/dev/loop0"]' ||
   fail "--device did not set block.device"
 "$iorr" import blkparse -q - -o rt3.iorr < got.blk
 diff -u orig.events <(blocks rt3.iorr) || fail "import from stdin differs"

@@ -173,7 +173,10 @@ int DupHigh(int fd) {
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
       rl.rlim_cur < static_cast<rlim_t>(soft))
     soft = static_cast<long>(rl.rlim_cur);
-  const long bases[] = {std::max(soft - 8, 100L), soft - 8, soft / 2, 10, 3};
+  // 32 below the limit, not at its top: Valgrind keeps the top 12 fds of a limit it cannot raise
+  // (soft equal to hard, e.g. ulimit -n 4096) for itself and refuses its guest's calls on them
+  // (EBADF), so a guest recorded through fds there lost all its events (until stop 22).
+  const long bases[] = {std::max(soft - 32, 100L), soft - 32, soft / 2, 10, 3};
   int err = EMFILE;
   for (long base : bases) {
     if (base < 3) continue;

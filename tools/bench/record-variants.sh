@@ -9,7 +9,10 @@
 # Usage: record-variants.sh [--rm] [--subset N] VARIANT...
 #   VARIANT: NAME or NAME:VAR=VALUE[,VAR=VALUE...], the environment the recording runs with;
 #   e.g. `record-variants.sh default dispatch:IORR_PATCH=0 plt:IORR_DISPATCH=0`.
-#   IORR_PRELOAD_LIB=PATH in a variant compares library builds.
+#   IORR_PRELOAD_LIB=PATH in a variant compares library builds. A NAME that starts with
+#   `unrecorded` runs the workload without iorr, in that environment: e.g.
+#   `unrecorded-idle:LD_PRELOAD=build/lib/libiorr-bench-idle-thread.so`, the program with a
+#   sleeping thread started as the writer is (tools/bench/idle_thread.c), and nothing recorded.
 #   --rm: time `rm -rf` of the extracted tree instead (each round extracts it first, untimed).
 # Environment: RUNS (default 5), IORR (default $root/build/bin/iorr), TMPFS (default /dev/shm).
 set -euo pipefail
@@ -24,7 +27,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --rm) workload=rm; shift ;;
     --subset) subset=(--subset "$2"); shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
     -*) echo "record-variants: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -57,7 +60,11 @@ run() {
   if [[ $i != 0 ]]; then
     local -a env_args=()
     [[ -n ${envs[$i]} ]] && IFS=, read -r -a env_args <<< "${envs[$i]}"
-    cmd=(env "${env_args[@]}" "$iorr" record -q -o "$work/t.iorr" -- "${cmd[@]}")
+    if [[ ${names[$i]} == unrecorded* ]]; then
+      cmd=(env "${env_args[@]}" "${cmd[@]}")
+    else
+      cmd=(env "${env_args[@]}" "$iorr" record -q -o "$work/t.iorr" -- "${cmd[@]}")
+    fi
   fi
   local t0=$EPOCHREALTIME
   (cd "$work/x" && "${cmd[@]}")
@@ -78,8 +85,12 @@ for r in $(seq "$runs"); do
   for ((k = 0; k < n; k++)); do run $(((k + r - 1) % n)); done
 done
 plain=$(median < "$work/t-0")
+# Besides the ratio of the medians, the median of the per-round ratios (each run against the
+# same round's plain run), which a drift between rounds moves less.
 for i in "${!names[@]}"; do
   m=$(median < "$work/t-$i")
-  printf '%-12s median %.3f s  %.3fx   runs: %s\n' "${names[$i]}" "$m" \
-    "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')" "$(xargs printf '%.3f ' < "$work/t-$i")"
+  paired=$(paste "$work/t-$i" "$work/t-0" | awk '{print $1 / $2}' | median)
+  printf '%-12s median %.3f s  %.3fx  paired %.3fx   runs: %s\n' "${names[$i]}" "$m" \
+    "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')" "$paired" \
+    "$(xargs printf '%.3f ' < "$work/t-$i")"
 done

@@ -81,10 +81,10 @@ extern char** environ;
 
 namespace iorr::recorder {
 
-thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
-thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
-thread_local bool t_in_handler __attribute__((tls_model("initial-exec"))) = false;
-thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local bool t_in_handler __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 

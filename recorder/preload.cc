@@ -131,19 +131,46 @@ struct ThreadState {
 };
 
 // Process-wide state. Written by the constructor and after fork; read by every thread.
-bool g_on = false;
+// The TSC clock's anchor (see g_tsc_mult below).
+struct TscAnchor {
+  uint64_t base = 0;  // TSC at the anchor
+  int64_t mono = 0;   // CLOCK_MONOTONIC at base
+  int64_t from = 0;   // the clock's value at base (>= mono)
+  uint64_t rate = 0;  // the slower multiplier from `from` (== mult when from == mono)
+};
+// What every recorded call reads of it, in one cache line: a program's kernel work between two
+// calls pushes the library's data out of the caches too, and each line is a miss. (Spread over
+// .data and .bss these took six.) The writer thread's resync writes the anchor every tick.
+struct alignas(64) HotGlobals {
+  TscAnchor anchor;
+  uint64_t tsc_mult = 0;  // calibrated ns per tick, Q32
+  int64_t start_mono = 0;
+  std::atomic<uint32_t> tsc_seq{0};
+  std::atomic<int> writer_started{0};
+  int patch_after = 4096;  // see PatchLater
+  bool on = false;
+  std::atomic<bool> released{false};  // ReleaseProcessSlots ran (exit): nothing more is recorded
+};
+static_assert(sizeof(HotGlobals) == 64);
+HotGlobals g_hot;
+bool& g_on = g_hot.on;
+int64_t& g_start_mono = g_hot.start_mono;
+std::atomic<bool>& g_released = g_hot.released;
+std::atomic<int>& g_writer_started = g_hot.writer_started;
+uint64_t& g_tsc_mult = g_hot.tsc_mult;
+std::atomic<uint32_t>& g_tsc_seq = g_hot.tsc_seq;
+TscAnchor& g_anchor = g_hot.anchor;
+int& g_patch_after = g_hot.patch_after;
 int g_trace_fd = -1;
 int g_shm_fd = -1;
 SharedState* g_shared = nullptr;
 uint32_t g_unit = 1000;
-int64_t g_start_mono = 0;
 char g_lib[4096];
 ChunkLimits g_limits;
 pthread_key_t g_key;
 uint32_t g_pid = 0;
 int g_lock_fd = -1;  // this process's liveness lock (see protocol.h), -1: none
 uint32_t g_entry = 0;
-std::atomic<bool> g_released{false};  // ReleaseProcessSlots ran (exit): nothing more is recorded
 std::atomic<int> g_exec_windows{
     0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
@@ -161,7 +188,6 @@ int OwnLockFd() { return t_writer_thread ? g_writer_lock_fd : g_lock_fd; }
 std::atomic<ThreadState*> g_threads[kMaxThreads];
 std::atomic<int> g_threads_used{0};  // 1 + the highest index ever registered (scans stop there)
 std::atomic<int> g_writer_lock{0};
-std::atomic<int> g_writer_started{0};
 std::atomic<uint32_t> g_wake{0};
 WriterBuffers g_buffers;
 
@@ -173,15 +199,6 @@ WriterBuffers g_buffers;
 // (then rate < mult: the first line is a slower continuation, the second takes over once the
 // monotonic clock has caught up). Both lines rise, so the clock never steps back.
 __extension__ using U128 = unsigned __int128;
-uint64_t g_tsc_mult = 0;  // calibrated ns per tick, Q32
-std::atomic<uint32_t> g_tsc_seq{0};
-struct TscAnchor {
-  uint64_t base = 0;  // TSC at the anchor
-  int64_t mono = 0;   // CLOCK_MONOTONIC at base
-  int64_t from = 0;   // the clock's value at base (>= mono)
-  uint64_t rate = 0;  // the slower multiplier from `from` (== mult when from == mono)
-};
-TscAnchor g_anchor;
 
 int64_t MonoNs() {
   struct timespec ts;
@@ -193,7 +210,7 @@ int64_t Scaled(uint64_t ticks, uint64_t rate) {
   return static_cast<int64_t>((static_cast<U128>(ticks) * rate) >> 32);
 }
 
-int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
+IORR_HOT int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
   // A reading not fenced against the anchor's loads (NowNsAfterCall) may precede its base.
   uint64_t d = tsc > a.base ? tsc - a.base : 0;
   int64_t on_mono = a.mono + Scaled(d, g_tsc_mult);
@@ -290,7 +307,6 @@ int OutFd() { return t_writer_thread ? g_writer_trace_fd : CurTraceFd(); }
 int ShmFd() { return t_writer_thread ? g_writer_shm_fd : CurShmFd(); }
 // Dispatch now, patched sites after g_patch_after calls of a thread (IORR_PATCH_AFTER; see
 // PatchLater).
-int g_patch_after = 4096;
 bool g_patch_pending = false;
 thread_local uint32_t t_patch_calls __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -332,7 +348,7 @@ thread_local uint64_t t_plain_mask __attribute__((tls_model("initial-exec"))) = 
 VforkSave& VforkLevel(int level) { return level == 0 ? t_vfork0 : t_vfork_more[level - 1]; }
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
-bool ForeignSlow() { return Gettid() != static_cast<long>(t_owner_tid); }
+IORR_COLD bool ForeignSlow() { return Gettid() != static_cast<long>(t_owner_tid); }
 
 void* MapMemory(size_t n) {
   long p = RawSyscall6(SYS_mmap, 0, static_cast<long>(n), PROT_READ | PROT_WRITE,
@@ -376,7 +392,7 @@ bool HeavyFence() {
   return ok;
 }
 
-void Wake() {
+IORR_COLD void Wake() {
   g_wake.fetch_add(1, std::memory_order_release);
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAKE_PRIVATE, 1);
 }
@@ -649,7 +665,7 @@ void WriteThreadChunk(ThreadState* ts, WriterBuffers& b) {
 }
 
 // Lowers a slot's unflushed_min to `start` if it is later (a CAS: the writer may raise it).
-void CoverStart(ThreadSlot& s, int64_t start) {
+IORR_HOT void CoverStart(ThreadSlot& s, int64_t start) {
   int64_t cur = s.unflushed_min.load(std::memory_order_relaxed);
   while (start < cur &&
          !s.unflushed_min.compare_exchange_weak(cur, start, std::memory_order_seq_cst)) {
@@ -918,7 +934,7 @@ void* WriterMain(void*) {
   return nullptr;
 }
 
-void StartWriter() {
+IORR_COLD void StartWriter() {
   int expect = 0;
   if (!g_writer_started.compare_exchange_strong(expect, 1)) return;
   pthread_attr_t attr;
@@ -1035,7 +1051,7 @@ bool RegisterThread(ThreadState* ts) {
   return false;
 }
 
-ThreadState* NewThreadState() {
+IORR_COLD ThreadState* NewThreadState() {
   ThreadState* ts = AllocThreadState();
   if (!ts) return nullptr;
   StartThreadState(ts, g_pid, g_entry);
@@ -1073,7 +1089,7 @@ ThreadState* NewThreadState() {
 // under no lock (a task of the parent may hold g_writer_lock, or die holding it, and the child
 // may die holding one of its own). The child is the only task touching its state until it
 // execs or ends; its parent is suspended until then.
-void VmChildFlush(ThreadState* ts) {
+IORR_COLD void VmChildFlush(ThreadState* ts) {
   if (ts == nullptr || ts->slot == nullptr || !MapWriterBuffers(&ts->vm_buffers)) return;
   // Once at a time: a signal handler's call may come here while the child is already writing.
   if (ts->vm_writing.exchange(1, std::memory_order_relaxed) != 0) return;
@@ -1087,7 +1103,7 @@ void VmChildFlush(ThreadState* ts) {
 // Reserves `size` bytes (a multiple of 8, at most kRingBytes / 4) for an entry at the thread's
 // ring's tail, waiting (yielding) only when the ring is full. nullptr: the event is dropped
 // (counted), as nobody would drain the ring. *tail: where the entry starts (after a wrap).
-EntryHead* RingReserve(ThreadState* ts, uint64_t size, uint64_t* tail_out) {
+IORR_HOT EntryHead* RingReserve(ThreadState* ts, uint64_t size, uint64_t* tail_out) {
   uint64_t tail = ts->tail.load(std::memory_order_relaxed);
   uint64_t room_to_end = kRingBytes - (tail & (kRingBytes - 1));
   uint64_t need = size <= room_to_end ? size : size + room_to_end;
@@ -1127,7 +1143,7 @@ inline void PutHead(EntryHead* h, uint64_t size, CallId call, int64_t start, int
 }
 
 // Publishes the entry RingReserve gave at `tail` to the writer.
-void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
+IORR_HOT void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
   uint64_t before = ts->tail.load(std::memory_order_relaxed);
   ts->tail.store(tail + size, std::memory_order_release);
   // Cover this event in the watermark until the writer has written it (the fence: a writer
@@ -1447,7 +1463,7 @@ bool ForeignTask() { return Foreign(); }
 void MarkThreadForeign() { t_owner_tid = kNoOwner; }
 
 constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing
-thread_local bool t_in_clone __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local bool t_in_clone __attribute__((tls_model("initial-exec"))) = false;
 bool g_noted_shared_storage = false;
 uint32_t ShareStorage() {
   // A foreign task's new task is foreign too (the owner is another); nothing to change.
@@ -1883,7 +1899,7 @@ __attribute__((destructor(101))) void Fini() {
 
 namespace {
 template <bool kFenced>
-int64_t ReadClock() {
+IORR_HOT int64_t ReadClock() {
   if (g_tsc_mult != 0) {
     // The anchor's writer never leaves it odd for long, unless it died there (a process killed
     // mid-resync whose vfork child lives on): then the monotonic clock.
@@ -1932,7 +1948,7 @@ int64_t NowNsAfterCall() { return ReadClock<false>(); }
 // runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
 // says the thread is on it, and then the call counts as nested, as before. The abandoned call
 // is not recorded (its result is unknown); a note says so, once per thread.
-__attribute__((noinline)) bool LeftByLongjmp(uintptr_t frame) {
+IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   // t_depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
   if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;
   if (frame >= t_alt_lo && frame < t_alt_hi) return false;  // on the alternate stack
@@ -1958,7 +1974,7 @@ __attribute__((noinline)) bool LeftByLongjmp(uintptr_t frame) {
   return true;
 }
 
-bool BeginCallAt(Call* c, uintptr_t frame) {
+IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
   if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
   if (Foreign()) return false;
@@ -2001,7 +2017,7 @@ bool BeginCallAt(Call* c, uintptr_t frame) {
 // dispatch, whose set-up costs nothing, and never pays for rewriting (about 0.2 ms, and the
 // decoding of libc by the first process of a recording to get there).
 
-void PatchLater() {
+IORR_COLD void PatchLater() {
   if (!g_patch_pending || DispatchTracee()) return;
   // Not in a vfork child (the parent's memory), nor inside a trapped call (which may be the
   // loader's, holding its lock), nor under other threads: try again later.
@@ -2100,15 +2116,15 @@ void EndCallWith(Call* c, Add&& add) {
   errno = saved_errno;
 }
 
-void EndCall(Call* c, CallId call, const long* kargs, long ret) {
+IORR_HOT void EndCall(Call* c, CallId call, const long* kargs, long ret) {
   EndCallWith(c, [&](ThreadState* ts) {
     AddCall(ts, call, kargs, ret, c->start, std::max(c->start, NowNsAfterCall()));
   });
 }
 
 template <bool kStrings>
-void EndCallDirect(Call* c, CallId call, int64_t* v, const char* const* str, unsigned strings,
-                   long ret) {
+IORR_HOT void EndCallDirect(Call* c, CallId call, int64_t* v, const char* const* str,
+                            unsigned strings, long ret) {
   EndCallWith(c, [&](ThreadState* ts) {
     AddDirectCall<kStrings>(ts, call, v, str, strings, ret, c->start,
                             std::max(c->start, NowNsAfterCall()));

@@ -20,6 +20,13 @@
 #include "traces/calls.h"
 #include "traces/event.h"
 
+// The hot path of every recorded call (begin, clock, ring, end) goes together in .text.hot,
+// what it rarely takes in .text.unlikely: a program's kernel work between two calls pushes the
+// library out of the caches, and each call pays for every cache line of code it touches
+// (record-call-cost.sh COLD=1024).
+#define IORR_HOT __attribute__((hot))
+#define IORR_COLD __attribute__((cold, noinline))
+
 namespace iorr::recorder {
 
 using trace::CallId;
@@ -190,7 +197,7 @@ void EndSharedStorage(uint32_t token);
 // arm): an escape note, once per process.
 void NoteOwnTlsClone();
 // Inside the clone() wrapper, which sees to the new task itself (dispatch's ForkLike leaves it).
-extern thread_local bool t_in_clone __attribute__((tls_model("initial-exec")));
+extern constinit thread_local bool t_in_clone __attribute__((tls_model("initial-exec")));
 
 // libc's return convention to the kernel's: -1 and errno -> -errno.
 inline long KernelRet(long r, int err) { return r == -1 ? -static_cast<long>(err) : r; }
@@ -210,12 +217,12 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
 // outside the library's gate traps into a SIGSYS handler that records and carries it out,
 // unless the thread's selector says ALLOW: the wrappers allow while they run the real libc
 // function (they record it themselves).
-extern thread_local char t_selector __attribute__((tls_model("initial-exec")));
-extern thread_local bool t_armed __attribute__((tls_model("initial-exec")));
-extern thread_local bool t_in_handler __attribute__((tls_model("initial-exec")));
+extern constinit thread_local char t_selector __attribute__((tls_model("initial-exec")));
+extern constinit thread_local bool t_armed __attribute__((tls_model("initial-exec")));
+extern constinit thread_local bool t_in_handler __attribute__((tls_model("initial-exec")));
 // The outermost SIGSYS handler's frame while t_in_handler (a call from above it means a
 // signal handler jumped out of the trapped call: see BeginCallAt).
-extern thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec")));
+extern constinit thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
   if (t_armed) t_selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
 }

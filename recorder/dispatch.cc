@@ -148,11 +148,88 @@ void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
     reinterpret_cast<void (*)(int)>(h)(sig);
 }
 
-// rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept.
+// Fatal signals: a process killed by a signal it does not handle (SIGTERM from a parent, as
+// multiprocessing's Pool.terminate() ends its workers; SIGINT from a terminal; SIGPIPE in
+// `prog | head`) lost what it had recorded since the writer's last flush, up to 100 ms, which
+// for a short process was everything (a Pool's workers: 75 of 120 opens missing, stop 22).
+// While the program leaves such a signal at SIG_DFL, the kernel has FatalSignalHandler for it:
+// it writes out what the process has recorded (FlushAll), then puts SIG_DFL back, unblocks the
+// signal and sends it again, so the process dies of it as it would have. The program is told
+// SIG_DFL (Sigaction below keeps what it set), which needs rt_sigaction caught: with dispatch or
+// patched sites only (FlushSignalsInstall). Signals that dump core are left alone (a core of
+// the handler's frame would not be the program's).
+constexpr int kFlushSignals[] = {SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM};
+constexpr uint64_t MakeFlushSet() {
+  uint64_t set = 0;
+  for (int sig : kFlushSignals) set |= SigBit(sig);
+  return set;
+}
+constexpr uint64_t kFlushSet = MakeFlushSet();
+bool g_flush_signals = false;  // FlushSignalsInstall ran: Sigaction keeps them
+KSigaction g_program_dfl[65];  // what the program set (or inherited) with SIG_DFL, where ours is
+
+void FatalSignalHandler(int sig, siginfo_t*, void*) {
+  // The flush runs on the thread's stack, as an exit's does: not on a small stack of the
+  // program's own memory (such a thread is not armed: see the pthread_create wrapper), nor on
+  // an alternate signal stack the signal found it on (its size is the program's).
+  stack_t alt = {};
+  bool on_alt = RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&alt)) == 0 &&
+                (alt.ss_flags & SS_ONSTACK);
+  if (t_armed && !on_alt) {
+    t_selector = 0;  // the flush's own calls go untrapped; nothing returns to the program
+    FlushAll();
+  }
+  KSigaction dfl = {kDfl, 0, nullptr, 0};
+  RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, 8);
+  uint64_t bit = SigBit(sig);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&bit), 0, 8);
+  RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), sig);
+}
+
+bool OurFatalHandler(const KSigaction& k) {
+  return k.handler == reinterpret_cast<void*>(FatalSignalHandler);
+}
+
+// Puts FatalSignalHandler in the kernel for sig (the program's disposition is SIG_DFL).
+long TakeFatalSignal(int sig) {
+  KSigaction act = {};
+  act.handler = reinterpret_cast<void*>(FatalSignalHandler);
+  act.flags = SA_SIGINFO | SA_RESTART | kSaRestorer;
+  act.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+  act.mask = ~SigBit(SIGSYS);  // nothing else interrupts the flush
+  return RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&act), 0, 8);
+}
+
+// rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, and the
+// fatal signals it leaves at SIG_DFL flushed (above).
 long Sigaction(const long* a) {
   int sig = static_cast<int>(a[0]);
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
+  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8) {
+    KSigaction cur = {};
+    long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
+    if (r != 0) return r;
+    KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
+    if (act != nullptr) {
+      KSigaction want = *act;
+      if (want.handler == kDfl) {
+        r = TakeFatalSignal(sig);
+        if (r == 0) g_program_dfl[sig] = want;
+      } else {
+        if (g_enabled && want.handler != kIgn) {
+          want.flags |= kSaRestorer;
+          want.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+        }
+        if (g_enabled) want.mask &= ~SigBit(SIGSYS);
+        r = RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&want), 0, 8);
+      }
+      if (r != 0) return r;
+    }
+    if (old != nullptr) *old = prev;
+    return 0;
+  }
+  if (!g_enabled) return Raw(SYS_rt_sigaction, a);  // patched sites only: as it is
   if (sig == SIGSYS) {
     KSigaction prev = g_program_sigsys;
     if (act) g_program_sigsys = *act;
@@ -351,7 +428,7 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
       // Where dispatch is installed too (a process that switched from it, or one only partly
       // rewritten), SIGSYS must stay unblocked as below; without it, nothing to change.
       case SYS_rt_sigaction:
-        return g_enabled ? Sigaction(a) : RunRecorded(nr, a);
+        return g_enabled || g_flush_signals ? Sigaction(a) : RunRecorded(nr, a);
       case SYS_rt_sigprocmask:
         return g_enabled ? Sigprocmask(a, nullptr) : RunRecorded(nr, a);
       case SYS_rt_sigsuspend:
@@ -532,9 +609,22 @@ namespace {
 // Whether signal sig has a handler of the program's (not SIG_DFL or SIG_IGN); *cur: it.
 bool HandledSignal(int sig, KSigaction* cur) {
   if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(cur), 8) != 0) return false;
-  return cur->handler != kDfl && cur->handler != kIgn;
+  return cur->handler != kDfl && cur->handler != kIgn && !OurFatalHandler(*cur);
 }
 }  // namespace
+
+void FlushSignalsInstall() {
+  if (g_flush_signals) return;
+  for (int sig : kFlushSignals) {
+    KSigaction cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
+    if (OurFatalHandler(cur)) continue;  // inherited across fork (the table came with it)
+    if (cur.handler != kDfl) continue;   // the program's, or ignored
+    g_program_dfl[sig] = cur;
+    TakeFatalSignal(sig);
+  }
+  g_flush_signals = true;
+}
 
 int DispatchHandledSignal() {
   for (int sig = 1; sig <= 64; ++sig) {

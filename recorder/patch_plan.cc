@@ -24,7 +24,8 @@ const std::atomic<bool>* g_stop = nullptr;  // PrePlan's: the launcher no longer
 bool Stopped() { return g_stop != nullptr && g_stop->load(std::memory_order_relaxed); }
 
 // Calls a patched site must reach: the table's, and those dispatch's switch handles for the
-// library's own sake (processes, the library's fds).
+// library's own sake (processes, the library's fds, the dispositions of the signals that flush
+// the recording: FlushSignalsInstall).
 bool Wanted(long nr) {
   if (nr < 0) return true;
   for (const auto& c : trace::kCalls)
@@ -34,6 +35,7 @@ bool Wanted(long nr) {
     case SYS_dup2:
     case SYS_dup3:
     case SYS_ptrace:
+    case SYS_rt_sigaction:
     case SYS_sigaltstack:
       return true;
     default:

@@ -1855,9 +1855,11 @@ __attribute__((constructor(102))) void Init() {
     char note[320];
     if (now && PatchInstall(why, sizeof(why))) {
       DispatchArmThread();
+      FlushSignalsInstall();
       snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
       WriteNote(note);
     } else if (DispatchInstall() && DispatchArmThread()) {
+      FlushSignalsInstall();
       g_patch_pending = !never && !now;
       if (why[0] != 0)
         snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
@@ -1870,6 +1872,7 @@ __attribute__((constructor(102))) void Init() {
       WriteNote(note);
     } else if (!never && !now && PatchInstall(why, sizeof(why))) {  // dispatch refused
       DispatchArmThread();
+      FlushSignalsInstall();
       snprintf(note, sizeof(note),
                "capture: patched system call sites (Syscall User Dispatch refused; %s)", why);
       WriteNote(note);

@@ -231,6 +231,9 @@ inline void BlockSyscalls() {
 }
 // Per process: the SIGSYS handler, and our restorer under the program's existing handlers.
 bool DispatchInstall();
+// Per process, where rt_sigaction is caught (dispatch or patched sites): the fatal signals the
+// program leaves at SIG_DFL flush the recording before the process dies of them (dispatch.cc).
+void FlushSignalsInstall();
 // Per thread: arms dispatch (at start, in new threads, in a forked child), or the selector of
 // patched sites. False: nothing armed (dispatch refused by the kernel or a seccomp filter).
 bool DispatchArmThread();

@@ -175,15 +175,22 @@ void FatalSignalHandler(int sig, siginfo_t*, void*) {
   stack_t alt = {};
   bool on_alt = RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&alt)) == 0 &&
                 (alt.ss_flags & SS_ONSTACK);
+  int saved_errno = errno;
+  char selector = t_selector;
+  bool dying = false;
   if (t_armed && !on_alt) {
-    t_selector = 0;  // the flush's own calls go untrapped; nothing returns to the program
-    FlushAll();
+    t_selector = 0;  // the flush's own calls go untrapped
+    dying = FlushBeforeDeath();
   }
   KSigaction dfl = {kDfl, 0, nullptr, 0};
   RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, 8);
   uint64_t bit = SigBit(sig);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&bit), 0, 8);
   RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), sig);
+  // Still alive: a tracer dropped the signal, or another thread gave it a handler meanwhile.
+  if (dying) EndDeath();
+  t_selector = selector;
+  errno = saved_errno;
 }
 
 bool OurFatalHandler(const KSigaction& k) {
@@ -207,24 +214,26 @@ long Sigaction(const long* a) {
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
   if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8) {
+    // The kernel reads and writes the program's structs (a bad pointer gets EFAULT, as
+    // unrecorded) and normalises what it keeps; the library reads back its own copies.
     KSigaction cur = {};
     long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
     if (r != 0) return r;
     KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
+    if (old != nullptr && (r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
     if (act != nullptr) {
-      KSigaction want = *act;
-      if (want.handler == kDfl) {
-        r = TakeFatalSignal(sig);
-        if (r == 0) g_program_dfl[sig] = want;
-      } else {
-        if (g_enabled && want.handler != kIgn) {
-          want.flags |= kSaRestorer;
-          want.restorer = reinterpret_cast<void*>(iorr_restore_rt);
-        }
-        if (g_enabled) want.mask &= ~SigBit(SIGSYS);
-        r = RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&want), 0, 8);
+      if ((r = RawSyscall6(SYS_rt_sigaction, sig, a[1], 0, 8)) != 0) return r;
+      KSigaction now = {};
+      RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&now), 8);
+      if (now.handler == kDfl) {
+        g_program_dfl[sig] = now;
+        TakeFatalSignal(sig);
+      } else if (g_enabled && now.handler != kIgn) {
+        now.flags |= kSaRestorer;
+        now.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+        now.mask &= ~SigBit(SIGSYS);
+        RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
       }
-      if (r != 0) return r;
     }
     if (old != nullptr) *old = prev;
     return 0;
@@ -593,6 +602,7 @@ bool DispatchTracee() { return g_tracee; }
 
 void DispatchBecomeTracee() {
   g_tracee = true;
+  FlushSignalsRelease();
   if (!t_armed) return;
   RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
   t_armed = false;
@@ -612,6 +622,19 @@ bool HandledSignal(int sig, KSigaction* cur) {
   return cur->handler != kDfl && cur->handler != kIgn && !OurFatalHandler(*cur);
 }
 }  // namespace
+
+// A tracee (PTRACE_TRACEME) is not armed: rt_sigaction goes natively, so the program's
+// dispositions go back to it.
+void FlushSignalsRelease() {
+  if (!g_flush_signals) return;
+  g_flush_signals = false;
+  for (int sig : kFlushSignals) {
+    KSigaction cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
+    if (OurFatalHandler(cur))
+      RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&g_program_dfl[sig]), 0, 8);
+  }
+}
 
 void FlushSignalsInstall() {
   if (g_flush_signals) return;

@@ -150,6 +150,7 @@ struct alignas(64) HotGlobals {
   int patch_after = 4096;  // see PatchLater
   bool on = false;
   std::atomic<bool> released{false};  // ReleaseProcessSlots ran (exit): nothing more is recorded
+  std::atomic<bool> dying{false};     // FlushBeforeDeath: recorded calls wait (ParkForDeath)
 };
 static_assert(sizeof(HotGlobals) == 64);
 HotGlobals g_hot;
@@ -160,6 +161,7 @@ std::atomic<int>& g_writer_started = g_hot.writer_started;
 uint64_t& g_tsc_mult = g_hot.tsc_mult;
 std::atomic<uint32_t>& g_tsc_seq = g_hot.tsc_seq;
 TscAnchor& g_anchor = g_hot.anchor;
+std::atomic<bool>& g_dying = g_hot.dying;
 int& g_patch_after = g_hot.patch_after;
 int g_trace_fd = -1;
 int g_shm_fd = -1;
@@ -801,11 +803,20 @@ std::atomic<int> g_last_exit_code{0};    // of the latest thread seen leaving (S
 // threads write their rings themselves when one is full (Service).
 bool g_no_writer = false;
 
+void ServicePass(bool force);
+
 void Service(bool force) {
   long self = Gettid();
   if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // re-entered (a signal)
   Lock(g_writer_lock);
   g_writer_owner.store(self, std::memory_order_release);
+  ServicePass(force);
+  g_writer_owner.store(0, std::memory_order_release);
+  Unlock(g_writer_lock);
+}
+
+// Service's pass, with g_writer_lock held.
+void ServicePass(bool force) {
   if (EnsureWriterResources()) {
     int64_t now = NowNs();
     int used = g_threads_used.load(std::memory_order_acquire);
@@ -838,8 +849,6 @@ void Service(bool force) {
         FreeThread(i, ts);
     }
   }
-  g_writer_owner.store(0, std::memory_order_release);
-  Unlock(g_writer_lock);
 }
 
 // Gives the writer thread an fd table of its own holding only the library's fds. Sharing the
@@ -1951,6 +1960,59 @@ int64_t NowNsAfterCall() { return ReadClock<false>(); }
 // runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
 // says the thread is on it, and then the call counts as nested, as before. The abandoned call
 // is not recorded (its result is unknown); a note says so, once per thread.
+// A fatal signal's flush is under way in another thread (FlushBeforeDeath): this thread waits
+// here, before its call, for the process to die (the kernel would have ended it already), or
+// for EndDeath.
+std::atomic<uint32_t> g_death_word{0};
+thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = false;
+IORR_COLD void ParkForDeath() {
+  if (t_flushing_death || t_writer_thread) return;
+  for (;;) {
+    uint32_t word = g_death_word.load(std::memory_order_acquire);
+    if (!g_dying.load(std::memory_order_acquire)) return;
+    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAIT_PRIVATE, word, 0);
+  }
+}
+
+bool FlushBeforeDeath() {
+  if (!g_on || Foreign()) return false;
+  // A fork child before AfterForkChildOf still holds its parent's state (threads, rings, a
+  // writer lock the parent's writer may have held at the fork): nothing of it is its own.
+  if (!t_vm_child && RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return false;
+  if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
+    VmChildFlush(t_state);
+    return false;
+  }
+  t_flushing_death = true;
+  g_dying.store(true, std::memory_order_release);
+  long self = Gettid();
+  if (g_writer_owner.load(std::memory_order_acquire) == self) return true;  // inside Service
+  // Bounded: for a few instructions around g_writer_owner this thread may hold the lock itself.
+  bool locked = false;
+  for (int i = 0; i < 5000 && !locked; ++i) {
+    int expect = 0;
+    locked = g_writer_lock.compare_exchange_strong(expect, 1, std::memory_order_acquire);
+    if (!locked) {
+      struct timespec pause = {0, 100'000};
+      RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+    }
+  }
+  if (locked) {
+    g_writer_owner.store(self, std::memory_order_release);
+    ServicePass(true);
+    g_writer_owner.store(0, std::memory_order_release);
+    Unlock(g_writer_lock);
+  }
+  return true;
+}
+
+void EndDeath() {
+  t_flushing_death = false;
+  g_dying.store(false, std::memory_order_release);
+  g_death_word.fetch_add(1, std::memory_order_release);
+  RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
 IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   // t_depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
   if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;
@@ -1978,6 +2040,7 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
 }
 
 IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
+  if (__builtin_expect(g_dying.load(std::memory_order_relaxed), 0)) ParkForDeath();
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
   if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
   if (Foreign()) return false;

@@ -234,6 +234,14 @@ bool DispatchInstall();
 // Per process, where rt_sigaction is caught (dispatch or patched sites): the fatal signals the
 // program leaves at SIG_DFL flush the recording before the process dies of them (dispatch.cc).
 void FlushSignalsInstall();
+void FlushSignalsRelease();  // a tracee: the program's own dispositions back
+// From a fatal signal's handler (dispatch.cc): writes out what the process has recorded, while
+// the program's other threads wait at their next recorded call, as if already gone (the
+// kernel would have ended them with the signal). False: nothing done (a fork child that has
+// not yet left its parent's state, a foreign task, a writer lock that could not be had within
+// half a second). EndDeath lets the other threads go on, for a handler that returns after all.
+bool FlushBeforeDeath();
+void EndDeath();
 // Per thread: arms dispatch (at start, in new threads, in a forked child), or the selector of
 // patched sites. False: nothing armed (dispatch refused by the kernel or a seccomp filter).
 bool DispatchArmThread();

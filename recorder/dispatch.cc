@@ -177,21 +177,31 @@ void FatalSignalHandler(int sig, siginfo_t*, void*) {
                 (alt.ss_flags & SS_ONSTACK);
   int saved_errno = errno;
   char selector = t_selector;
-  bool dying = false;
+  FatalFlush how = FatalFlush::kDie;
   if (t_armed && !on_alt) {
     t_selector = 0;  // the flush's own calls go untrapped
-    dying = FlushBeforeDeath();
+    how = FlushBeforeDeath(sig);
   }
+  if (how != FatalFlush::kDeferred) {
+    DieOfSignal(sig);
+    // Still alive: a tracer dropped the signal, or another thread gave it a handler meanwhile.
+    if (how == FatalFlush::kFlushed) EndDeath();
+  }
+  t_selector = selector;
+  errno = saved_errno;
+}
+
+}  // namespace
+
+void DieOfSignal(int sig) {
   KSigaction dfl = {kDfl, 0, nullptr, 0};
   RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, 8);
   uint64_t bit = SigBit(sig);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&bit), 0, 8);
   RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), sig);
-  // Still alive: a tracer dropped the signal, or another thread gave it a handler meanwhile.
-  if (dying) EndDeath();
-  t_selector = selector;
-  errno = saved_errno;
 }
+
+namespace {
 
 bool OurFatalHandler(const KSigaction& k) {
   return k.handler == reinterpret_cast<void*>(FatalSignalHandler);

@@ -793,7 +793,11 @@ void UnmapWriterBuffers(WriterBuffers* b) {
 
 bool EnsureWriterResources() { return MapWriterBuffers(&g_buffers); }
 
-std::atomic<long> g_writer_owner{0};     // tid holding g_writer_lock
+std::atomic<long> g_writer_owner{0};  // tid holding g_writer_lock
+// This thread holds the writer lock for an exit or exec (FlushAllAndHold).
+thread_local bool t_holds_writer __attribute__((tls_model("initial-exec"))) = false;
+// A fatal signal that came during this thread's own Service pass (FlushBeforeDeath).
+thread_local int t_deferred_signal __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<bool> g_leader_left{false};  // the main thread left through pthread_exit/exit
 unsigned* g_nptl_nthreads = nullptr;     // glibc's count of its threads (GLIBC_PRIVATE)
 std::atomic<int> g_last_exit_code{0};    // of the latest thread seen leaving (SYS_exit)
@@ -813,6 +817,11 @@ void Service(bool force) {
   ServicePass(force);
   g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
+  if (__builtin_expect(t_deferred_signal != 0, 0)) {  // a fatal signal came during the pass
+    int sig = t_deferred_signal;
+    t_deferred_signal = 0;
+    DieOfSignal(sig);
+  }
 }
 
 // Service's pass, with g_writer_lock held.
@@ -1974,19 +1983,27 @@ IORR_COLD void ParkForDeath() {
   }
 }
 
-bool FlushBeforeDeath() {
-  if (!g_on || Foreign()) return false;
+FatalFlush FlushBeforeDeath(int sig) {
+  if (!g_on || Foreign()) return FatalFlush::kDie;
   // A fork child before AfterForkChildOf still holds its parent's state (threads, rings, a
   // writer lock the parent's writer may have held at the fork): nothing of it is its own.
-  if (!t_vm_child && RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return false;
+  if (!t_vm_child && RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return FatalFlush::kDie;
   if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
     VmChildFlush(t_state);
-    return false;
+    return FatalFlush::kDie;
+  }
+  // Holding the writer for an exit or exec: everything is written already.
+  if (t_holds_writer) return FatalFlush::kDie;
+  // Inside this thread's own pass (an exit's flush, as a Pool worker's when terminate() sends
+  // SIGTERM): the pass finishes, then Service sends the signal again (a flush from here would
+  // find the lock taken, and dying here lost the whole pass: a worker's every event).
+  if (g_writer_owner.load(std::memory_order_acquire) == Gettid()) {
+    t_deferred_signal = sig;
+    return FatalFlush::kDeferred;
   }
   t_flushing_death = true;
   g_dying.store(true, std::memory_order_release);
   long self = Gettid();
-  if (g_writer_owner.load(std::memory_order_acquire) == self) return true;  // inside Service
   // Bounded: for a few instructions around g_writer_owner this thread may hold the lock itself.
   bool locked = false;
   for (int i = 0; i < 5000 && !locked; ++i) {
@@ -2003,7 +2020,7 @@ bool FlushBeforeDeath() {
     g_writer_owner.store(0, std::memory_order_release);
     Unlock(g_writer_lock);
   }
-  return true;
+  return FatalFlush::kFlushed;
 }
 
 void EndDeath() {
@@ -2337,8 +2354,6 @@ void FlushAll() {
   }
   Service(true);
 }
-
-thread_local bool t_holds_writer __attribute__((tls_model("initial-exec"))) = false;
 
 void FlushAllAndHold() {
   FlushAll();

@@ -237,11 +237,17 @@ void FlushSignalsInstall();
 void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 // From a fatal signal's handler (dispatch.cc): writes out what the process has recorded, while
 // the program's other threads wait at their next recorded call, as if already gone (the
-// kernel would have ended them with the signal). False: nothing done (a fork child that has
-// not yet left its parent's state, a foreign task, a writer lock that could not be had within
-// half a second). EndDeath lets the other threads go on, for a handler that returns after all.
-bool FlushBeforeDeath();
+// kernel would have ended them with the signal). kDie: nothing to flush (or no way to: a fork
+// child that has not yet left its parent's state, a foreign task); kFlushed: flushed (the
+// writer lock within half a second, else without it); kDeferred: the signal came inside this
+// thread's own flush, which goes on and sends it again when done. EndDeath lets the other
+// threads go on, for a handler that returns after all.
+enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
+FatalFlush FlushBeforeDeath(int sig);
 void EndDeath();
+// Dies of sig as SIG_DFL would have it (dispatch.cc); returns if it does not (a tracer dropped
+// the signal, or the program gave it a handler meanwhile).
+void DieOfSignal(int sig);
 // Per thread: arms dispatch (at start, in new threads, in a forked child), or the selector of
 // patched sites. False: nothing armed (dispatch refused by the kernel or a seccomp filter).
 bool DispatchArmThread();

@@ -133,13 +133,22 @@ long RunRecorded(long nr, const long* a) {
   return r;
 }
 
+// A program's disposition as the kernel gets it under dispatch: a handler returns through our
+// restorer (see iorr_restore_rt), and no handler blocks SIGSYS.
+KSigaction UnderDispatch(KSigaction k) {
+  if (k.handler != kDfl && k.handler != kIgn) {
+    k.flags |= kSaRestorer;
+    k.restorer = reinterpret_cast<void*>(iorr_restore_rt);
+  }
+  k.mask &= ~SigBit(SIGSYS);
+  return k;
+}
+
 void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
   void* h = g_program_sigsys.handler;
   if (h == kIgn) return;
   if (h == kDfl) {  // the default action: die of SIGSYS, as without the recorder
-    KSigaction dfl = {kDfl, 0, nullptr, 0};
-    RawSyscall6(SYS_rt_sigaction, SIGSYS, reinterpret_cast<long>(&dfl), 0, 8);
-    RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), SIGSYS);
+    DieOfSignal(SIGSYS);
     return;
   }
   if (g_program_sigsys.flags & SA_SIGINFO)
@@ -239,9 +248,7 @@ long Sigaction(const long* a) {
         g_program_dfl[sig] = now;
         TakeFatalSignal(sig);
       } else if (g_enabled && now.handler != kIgn) {
-        now.flags |= kSaRestorer;
-        now.restorer = reinterpret_cast<void*>(iorr_restore_rt);
-        now.mask &= ~SigBit(SIGSYS);
+        now = UnderDispatch(now);
         RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
       }
     }
@@ -256,12 +263,7 @@ long Sigaction(const long* a) {
     return 0;
   }
   if (act == nullptr) return Raw(SYS_rt_sigaction, a);
-  KSigaction copy = *act;
-  if (copy.handler != kDfl && copy.handler != kIgn) {
-    copy.flags |= kSaRestorer;
-    copy.restorer = reinterpret_cast<void*>(iorr_restore_rt);
-  }
-  copy.mask &= ~SigBit(SIGSYS);
+  KSigaction copy = UnderDispatch(*act);
   long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
   return Raw(SYS_rt_sigaction, b);
 }
@@ -686,9 +688,7 @@ bool DispatchInstall() {
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS) continue;
     KSigaction cur = {};
     if (!HandledSignal(sig, &cur)) continue;
-    cur.flags |= kSaRestorer;
-    cur.restorer = reinterpret_cast<void*>(iorr_restore_rt);
-    cur.mask &= ~SigBit(SIGSYS);
+    cur = UnderDispatch(cur);
     RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&cur), 0, 8);
   }
   // SIGSYS must not be blocked in this thread (threads inherit the mask).

@@ -809,14 +809,19 @@ bool g_no_writer = false;
 
 void ServicePass(bool force);
 
-void Service(bool force) {
-  long self = Gettid();
-  if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // re-entered (a signal)
-  Lock(g_writer_lock);
+// A pass by thread `self`, which has just taken g_writer_lock; the lock is given back.
+void ServiceHolding(long self, bool force) {
   g_writer_owner.store(self, std::memory_order_release);
   ServicePass(force);
   g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
+}
+
+void Service(bool force) {
+  long self = Gettid();
+  if (g_writer_owner.load(std::memory_order_acquire) == self) return;  // re-entered (a signal)
+  Lock(g_writer_lock);
+  ServiceHolding(self, force);
   if (__builtin_expect(t_deferred_signal != 0, 0)) {  // a fatal signal came during the pass
     int sig = t_deferred_signal;
     t_deferred_signal = 0;
@@ -1959,16 +1964,6 @@ int64_t NowNs() { return ReadClock<true>(); }
 // taken before the anchor's base counts as the base (ClockAt).
 int64_t NowNsAfterCall() { return ReadClock<false>(); }
 
-// A signal handler that siglongjmps out of a wrapped call (a blocking read interrupted by an
-// alarm, as shells' timed reads do) abandons it: its EndCall never runs, and the thread would
-// stay "inside" it, unrecorded and holding every watermark back, from then on. A wrapper whose
-// frame is at or above the pending call's wrapper's (the stack grows down; the same height is a
-// call from the same caller's frame) cannot be nested in it: that call's frame is gone. Nested
-// calls (libc calling a wrapped function, a handler interrupting the call on the same stack,
-// callbacks such as atfork handlers or a cancelled thread's cleanup handlers, which the unwinder
-// runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
-// says the thread is on it, and then the call counts as nested, as before. The abandoned call
-// is not recorded (its result is unknown); a note says so, once per thread.
 // A fatal signal's flush is under way in another thread (FlushBeforeDeath): this thread waits
 // here, before its call, for the process to die (the kernel would have ended it already), or
 // for EndDeath.
@@ -1985,25 +1980,25 @@ IORR_COLD void ParkForDeath() {
 
 FatalFlush FlushBeforeDeath(int sig) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
-  // A fork child before AfterForkChildOf still holds its parent's state (threads, rings, a
-  // writer lock the parent's writer may have held at the fork): nothing of it is its own.
-  if (!t_vm_child && RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return FatalFlush::kDie;
   if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
     VmChildFlush(t_state);
     return FatalFlush::kDie;
   }
+  // A fork child before AfterForkChildOf still holds its parent's state (threads, rings, a
+  // writer lock the parent's writer may have held at the fork): nothing of it is its own.
+  if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return FatalFlush::kDie;
   // Holding the writer for an exit or exec: everything is written already.
   if (t_holds_writer) return FatalFlush::kDie;
   // Inside this thread's own pass (an exit's flush, as a Pool worker's when terminate() sends
   // SIGTERM): the pass finishes, then Service sends the signal again (a flush from here would
   // find the lock taken, and dying here lost the whole pass: a worker's every event).
-  if (g_writer_owner.load(std::memory_order_acquire) == Gettid()) {
+  long self = Gettid();
+  if (g_writer_owner.load(std::memory_order_acquire) == self) {
     t_deferred_signal = sig;
     return FatalFlush::kDeferred;
   }
   t_flushing_death = true;
   g_dying.store(true, std::memory_order_release);
-  long self = Gettid();
   // Bounded: for a few instructions around g_writer_owner this thread may hold the lock itself.
   bool locked = false;
   for (int i = 0; i < 5000 && !locked; ++i) {
@@ -2014,12 +2009,7 @@ FatalFlush FlushBeforeDeath(int sig) {
       RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
     }
   }
-  if (locked) {
-    g_writer_owner.store(self, std::memory_order_release);
-    ServicePass(true);
-    g_writer_owner.store(0, std::memory_order_release);
-    Unlock(g_writer_lock);
-  }
+  if (locked) ServiceHolding(self, true);
   return FatalFlush::kFlushed;
 }
 
@@ -2030,6 +2020,16 @@ void EndDeath() {
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
+// A signal handler that siglongjmps out of a wrapped call (a blocking read interrupted by an
+// alarm, as shells' timed reads do) abandons it: its EndCall never runs, and the thread would
+// stay "inside" it, unrecorded and holding every watermark back, from then on. A wrapper whose
+// frame is at or above the pending call's wrapper's (the stack grows down; the same height is a
+// call from the same caller's frame) cannot be nested in it: that call's frame is gone. Nested
+// calls (libc calling a wrapped function, a handler interrupting the call on the same stack,
+// callbacks such as atfork handlers or a cancelled thread's cleanup handlers, which the unwinder
+// runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
+// says the thread is on it, and then the call counts as nested, as before. The abandoned call
+// is not recorded (its result is unknown); a note says so, once per thread.
 IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   // t_depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
   if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;

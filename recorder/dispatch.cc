@@ -58,14 +58,17 @@ __asm__(
     // Outside any FDE: an unwinder looks up a return address minus one, and for the restorer
     // below it must find none, so that it recognises the sigreturn trampoline by its code.
     "  nop\n"
-    ".globl iorr_restore_rt\n.hidden iorr_restore_rt\n.type iorr_restore_rt,@function\n"
-    "iorr_restore_rt:\n"
+    // Named as glibc's restorer: gdb takes a frame for a signal frame by that name (or by
+    // the code below where there is no name), and unwinds a core or a live process through a
+    // handler that returns here into the program's frames.
+    ".globl __restore_rt\n.hidden __restore_rt\n.type __restore_rt,@function\n"
+    "__restore_rt:\n"
     "  movq $15, %rax\n"  // rt_sigreturn
     ".globl iorr_restore_rt_syscall\n.hidden iorr_restore_rt_syscall\n"
     "iorr_restore_rt_syscall:\n"
     "  syscall\n"
     "  hlt\n"
-    ".size iorr_restore_rt, .-iorr_restore_rt\n"
+    ".size __restore_rt, .-__restore_rt\n"
     ".globl iorr_gate_end\n.hidden iorr_gate_end\n"
     "iorr_gate_end:\n"
     ".popsection\n");
@@ -73,7 +76,7 @@ __asm__(
 extern "C" {
 extern char iorr_gate_start[] __attribute__((visibility("hidden")));
 extern char iorr_gate_end[] __attribute__((visibility("hidden")));
-void iorr_restore_rt() __attribute__((visibility("hidden")));
+void iorr_restore_rt() __asm__("__restore_rt") __attribute__((visibility("hidden")));
 extern char iorr_restore_rt_syscall[] __attribute__((visibility("hidden")));
 }
 
@@ -159,15 +162,21 @@ void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
 
 // Fatal signals: a process killed by a signal it does not handle (SIGTERM from a parent, as
 // multiprocessing's Pool.terminate() ends its workers; SIGINT from a terminal; SIGPIPE in
-// `prog | head`) lost what it had recorded since the writer's last flush, up to 100 ms, which
-// for a short process was everything (a Pool's workers: 75 of 120 opens missing, stop 22).
-// While the program leaves such a signal at SIG_DFL, the kernel has FatalSignalHandler for it:
-// it writes out what the process has recorded (FlushAll), then puts SIG_DFL back, unblocks the
-// signal and sends it again, so the process dies of it as it would have. The program is told
-// SIG_DFL (Sigaction below keeps what it set), which needs rt_sigaction caught: with dispatch or
-// patched sites only (FlushSignalsInstall). Signals that dump core are left alone (a core of
-// the handler's frame would not be the program's).
-constexpr int kFlushSignals[] = {SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM};
+// `prog | head`; SIGSEGV or SIGABRT when it crashes) lost what it had recorded since the
+// writer's last flush, up to 100 ms, which for a short process was everything (a Pool's
+// workers: 75 of 120 opens missing, stop 22). While the program leaves such a signal at
+// SIG_DFL, the kernel has FatalSignalHandler for it: it writes out what the process has
+// recorded (FlushBeforeDeath), puts SIG_DFL back and sends the signal again while the handler
+// still blocks it, then returns: the signal is delivered, with SIG_DFL, where the program was
+// when it came, so the process dies of it as it would have, and a core it dumps holds the
+// program's registers and stack as they were (not the handler's frames). A fault (SIGSEGV,
+// SIGBUS, SIGFPE, SIGILL raised by an instruction) is not even run again. The program is
+// told SIG_DFL (Sigaction below keeps what it set), which needs rt_sigaction caught: with
+// dispatch or patched sites only (FlushSignalsInstall). Left alone: SIGTRAP (debuggers and
+// single-stepping own it), SIGSYS (dispatch's), SIGXFSZ (the flush's own writes would meet
+// the same file size limit).
+constexpr int kFlushSignals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGABRT, SIGBUS,  SIGFPE,
+                                 SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU};
 constexpr uint64_t MakeFlushSet() {
   uint64_t set = 0;
   for (int sig : kFlushSignals) set |= SigBit(sig);
@@ -177,7 +186,24 @@ constexpr uint64_t kFlushSet = MakeFlushSet();
 bool g_flush_signals = false;  // FlushSignalsInstall ran: Sigaction keeps them
 KSigaction g_program_dfl[65];  // what the program set (or inherited) with SIG_DFL, where ours is
 
-void FatalSignalHandler(int sig, siginfo_t*, void*) {
+// A fault: the signal an instruction raised (si_code > 0 for these; a kill or tgkill of them
+// has SI_USER, SI_TKILL or SI_QUEUE, all <= 0).
+bool Fault(int sig, const siginfo_t* info) {
+  return info != nullptr && info->si_code > 0 &&
+         (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
+
+// SIG_DFL back and sig sent again to this thread, where the handler blocks it (its mask is
+// all but SIGSYS): it stays pending until the handler returns, and then kills the process at
+// the place the first one interrupted. (While sig is blocked the kernel does not end the
+// process at the send, as it does for an unblocked fatal signal.)
+void DieOnReturn(int sig) {
+  KSigaction dfl = {kDfl, 0, nullptr, 0};
+  RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, 8);
+  RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), sig);
+}
+
+void FatalSignalHandler(int sig, siginfo_t* info, void*) {
   // The flush runs on the thread's stack, as an exit's does: not on a small stack of the
   // program's own memory (such a thread is not armed: see the pthread_create wrapper), nor on
   // an alternate signal stack the signal found it on (its size is the program's).
@@ -189,13 +215,15 @@ void FatalSignalHandler(int sig, siginfo_t*, void*) {
   FatalFlush how = FatalFlush::kDie;
   if (t_armed && !on_alt) {
     t_selector = 0;  // the flush's own calls go untrapped
-    how = FlushBeforeDeath(sig);
+    // A fault inside this thread's own flush cannot wait for the flush to end (it would
+    // come again at once): it dies there.
+    how = FlushBeforeDeath(sig, !Fault(sig, info));
   }
-  if (how != FatalFlush::kDeferred) {
-    DieOfSignal(sig);
-    // Still alive: a tracer dropped the signal, or another thread gave it a handler meanwhile.
-    if (how == FatalFlush::kFlushed) EndDeath();
-  }
+  // kDeferred: the signal came inside this thread's own flush, which goes on and sends it
+  // again when done (Service). Else the process dies once this returns; should it live on
+  // (a tracer dropped the signal, another thread gave it a handler meanwhile), its next
+  // recorded call lets the other threads go on (ParkForDeath).
+  if (how != FatalFlush::kDeferred) DieOnReturn(sig);
   t_selector = selector;
   errno = saved_errno;
 }

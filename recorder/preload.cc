@@ -1970,7 +1970,11 @@ int64_t NowNsAfterCall() { return ReadClock<false>(); }
 std::atomic<uint32_t> g_death_word{0};
 thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = false;
 IORR_COLD void ParkForDeath() {
-  if (t_flushing_death || t_writer_thread) return;
+  if (t_writer_thread) return;
+  if (t_flushing_death) {  // this thread's fatal signal did not end the process after all
+    EndDeath();
+    return;
+  }
   for (;;) {
     uint32_t word = g_death_word.load(std::memory_order_acquire);
     if (!g_dying.load(std::memory_order_acquire)) return;
@@ -1978,7 +1982,7 @@ IORR_COLD void ParkForDeath() {
   }
 }
 
-FatalFlush FlushBeforeDeath(int sig) {
+FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
   if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
     VmChildFlush(t_state);
@@ -1994,6 +1998,7 @@ FatalFlush FlushBeforeDeath(int sig) {
   // find the lock taken, and dying here lost the whole pass: a worker's every event).
   long self = Gettid();
   if (g_writer_owner.load(std::memory_order_acquire) == self) {
+    if (!may_defer) return FatalFlush::kDie;
     t_deferred_signal = sig;
     return FatalFlush::kDeferred;
   }

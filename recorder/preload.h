@@ -240,10 +240,11 @@ void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 // kernel would have ended them with the signal). kDie: nothing to flush (or no way to: a fork
 // child that has not yet left its parent's state, a foreign task); kFlushed: flushed (the
 // writer lock within half a second, else without it); kDeferred: the signal came inside this
-// thread's own flush, which goes on and sends it again when done. EndDeath lets the other
-// threads go on, for a handler that returns after all.
+// thread's own flush, which goes on and sends it again when done (unless !may_defer: a fault,
+// which would come again at once; then kDie). EndDeath lets the other threads go on, for a
+// process that lives on after all (the dying thread's next recorded call calls it).
 enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
-FatalFlush FlushBeforeDeath(int sig);
+FatalFlush FlushBeforeDeath(int sig, bool may_defer);
 void EndDeath();
 // Dies of sig as SIG_DFL would have it (dispatch.cc); returns if it does not (a tracer dropped
 // the signal, or the program gave it a handler meanwhile).

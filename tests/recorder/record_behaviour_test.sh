@@ -84,6 +84,7 @@ cat > fatal.c << 'C'
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,12 +116,20 @@ int main(int argc, char** argv) {
   } else if (strcmp(argv[1], "pipe") == 0) {
     int p[2];
     if (pipe(p) == 0 && close(p[0]) == 0) write(p[1], "x", 1);
+  } else if (strcmp(argv[1], "segv") == 0) {
+    volatile int* volatile p = 0;
+    *p = 1;
+  } else if (strcmp(argv[1], "abrt") == 0) {
+    abort();
+  } else if (strcmp(argv[1], "quit") == 0) {
+    kill(getpid(), SIGQUIT);
+    pause();
   }
   return 0;
 }
 C
-if cc -O1 fatal.c -o fatal 2> /dev/null; then
-  for kind in term pipe; do
+if cc -O1 -g fatal.c -o fatal 2> /dev/null; then
+  for kind in term pipe segv abrt quit; do
     want=$(./fatal $kind 2>&1; echo "status $?")
     for how in default IORR_PATCH=1 IORR_PATCH=0; do
       rm -rf fatal.dir
@@ -132,6 +141,54 @@ if cc -O1 fatal.c -o fatal 2> /dev/null; then
         ok "killed by SIG${kind^^} ($how): 300 opens recorded, $(tr '\n' ' ' <<< "$got")"
       else
         fail "killed by SIG${kind^^} ($how): $opens of 300 opens, '$got' against '$want'"
+      fi
+    done
+  done
+fi
+# A crash's core is the program's own: the flush runs in the library's handler, which then
+# leaves the signal pending with SIG_DFL and returns, so the process dies where the signal
+# found it: gdb's first frames of the program equal an unrecorded run's, with no frame of the
+# fatal-signal handler on top. A signal sent by a trapped call (abort's tgkill under
+# dispatch) finds the thread in the SIGSYS handler, and gdb unwinds from there through the
+# library's restorer into the program's frames. Needs gdb and a core_pattern that writes a file.
+pattern=$(cat /proc/sys/kernel/core_pattern 2> /dev/null || echo '|')
+if [[ ! -x fatal ]] || ! command -v gdb > /dev/null; then
+  echo "skip: crash cores (no gdb or no test program)"
+elif [[ $pattern == '|'* || $pattern == */* ]]; then
+  echo "skip: crash cores (core_pattern '$pattern' does not write a core beside the program)"
+else
+  # frames DIR: the functions of the first three frames of the program in the core DIR/core*
+  # of ./fatal (below the last signal frame, if the library's frames lie above one), and
+  # "+library" when there are library frames above them.
+  frames() {
+    local core
+    core=$(ls "$1"/core* 2> /dev/null | head -n 1)
+    [[ -n $core ]] || { echo "no core"; return; }
+    gdb -batch -nx -ex bt "$PWD/fatal" "$core" 2> /dev/null | grep '^#' | uniq |
+      awk '/<signal handler called>/ { above = above n; n = 0; delete f; next }
+           { f[n++] = $0 }
+           END { for (i = 0; i < 3 && i < n; i++) {
+                   s = f[i]; sub(/^#[0-9]+ +(0x[0-9a-f]+ in )?/, "", s); sub(/ \(.*/, "", s)
+                   printf "%s ", s }
+                 if (above > 0) printf "+library" }'
+  }
+  for kind in segv abrt; do
+    rm -rf core.plain && mkdir core.plain
+    (cd core.plain && ulimit -c unlimited && ../fatal $kind > /dev/null 2>&1)
+    want=$(frames core.plain)
+    for how in IORR_PATCH=0 IORR_PATCH=1; do
+      rm -rf core.rec && mkdir core.rec
+      (cd core.rec && ulimit -c unlimited && env "$how" timeout 30 "$iorr" \
+        record -q -o ../core.iorr -- ../fatal $kind > /dev/null 2>&1)
+      got=$(frames core.rec)
+      dump_has core.iorr 'openat(' > /dev/null
+      opens=$(grep -c 'openat(AT_FDCWD, "fatal.dir/' core.iorr.txt)
+      # Under dispatch abort's tgkill is trapped: the SIGSYS handler's frames lie above.
+      [[ $how == IORR_PATCH=0 && $kind == abrt ]] && want_here="$want+library" || want_here=$want
+      if [[ $want != "no core" && $got == "$want_here" && $opens == 300 ]]; then
+        ok "core of a process killed by SIG${kind^^} ($how): frames '$got' as unrecorded, 300 opens"
+      else
+        fail "core of a process killed by SIG${kind^^} ($how): frames '$got' against '$want_here', $opens opens"
       fi
     done
   done

@@ -20,6 +20,7 @@
 #include <sys/ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -254,35 +255,70 @@ long TakeFatalSignal(int sig) {
   return RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&act), 0, 8);
 }
 
+// The few system calls that read and change a fatal signal's disposition (FlushSigaction) are
+// one step for the program, as its rt_sigaction is: between two threads setting the same
+// signal, one could otherwise put the library's handler over the handler the other had just
+// set, or read back half of the other's g_program_dfl entry. Signals are blocked meanwhile (a
+// handler of this thread calling sigaction would wait for itself), and the wait is bounded (a
+// fork or vfork child may hold a copy taken while another thread held it).
+std::atomic<int> g_sigaction_lock{0};
+struct SigactionStep {
+  uint64_t mask = 0;
+  bool locked = false;
+  SigactionStep() {
+    uint64_t all = ~SigBit(SIGSYS);
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
+                reinterpret_cast<long>(&mask), 8);
+    for (int i = 0; i < 2000 && !locked; ++i) {
+      int expect = 0;
+      locked = g_sigaction_lock.compare_exchange_strong(expect, 1, std::memory_order_acquire);
+      if (!locked) {
+        struct timespec pause = {0, 50'000};
+        RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+      }
+    }
+  }
+  ~SigactionStep() {
+    if (locked) g_sigaction_lock.store(0, std::memory_order_release);
+    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask), 0, 8);
+  }
+};
+
+long FlushSigaction(int sig, const long* a) {
+  auto* act = reinterpret_cast<const KSigaction*>(a[1]);
+  auto* old = reinterpret_cast<KSigaction*>(a[2]);
+  SigactionStep step;
+  // The kernel reads and writes the program's structs (a bad pointer gets EFAULT, as
+  // unrecorded) and normalises what it keeps; the library reads back its own copies.
+  KSigaction cur = {};
+  long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
+  if (r != 0) return r;
+  KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
+  if (old != nullptr && (r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
+  if (act != nullptr) {
+    if ((r = RawSyscall6(SYS_rt_sigaction, sig, a[1], 0, 8)) != 0) return r;
+    KSigaction now = {};
+    RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&now), 8);
+    if (now.handler == kDfl) {
+      g_program_dfl[sig] = now;
+      TakeFatalSignal(sig);
+    } else if (g_enabled && now.handler != kIgn) {
+      now = UnderDispatch(now);
+      RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
+    }
+  }
+  if (old != nullptr) *old = prev;
+  return 0;
+}
+
 // rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, and the
 // fatal signals it leaves at SIG_DFL flushed (above).
 long Sigaction(const long* a) {
   int sig = static_cast<int>(a[0]);
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
-  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8) {
-    // The kernel reads and writes the program's structs (a bad pointer gets EFAULT, as
-    // unrecorded) and normalises what it keeps; the library reads back its own copies.
-    KSigaction cur = {};
-    long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
-    if (r != 0) return r;
-    KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
-    if (old != nullptr && (r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
-    if (act != nullptr) {
-      if ((r = RawSyscall6(SYS_rt_sigaction, sig, a[1], 0, 8)) != 0) return r;
-      KSigaction now = {};
-      RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&now), 8);
-      if (now.handler == kDfl) {
-        g_program_dfl[sig] = now;
-        TakeFatalSignal(sig);
-      } else if (g_enabled && now.handler != kIgn) {
-        now = UnderDispatch(now);
-        RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
-      }
-    }
-    if (old != nullptr) *old = prev;
-    return 0;
-  }
+  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8)
+    return FlushSigaction(sig, a);
   if (!g_enabled) return Raw(SYS_rt_sigaction, a);  // patched sites only: as it is
   if (sig == SIGSYS) {
     KSigaction prev = g_program_sigsys;

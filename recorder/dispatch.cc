@@ -197,20 +197,38 @@ bool Fault(int sig, const siginfo_t* info) {
 // SIG_DFL back and sig sent again to this thread, where the handler blocks it (its mask is
 // all but SIGSYS): it stays pending until the handler returns, and then kills the process at
 // the place the first one interrupted. (While sig is blocked the kernel does not end the
-// process at the send, as it does for an unblocked fatal signal.)
-void DieOnReturn(int sig) {
+// process at the send, as it does for an unblocked fatal signal.) The mask rt_sigreturn puts
+// back may block sig (sigsuspend, ppoll, pselect6 and epoll_pwait unblock it for the wait
+// only: the review of stop 23 found such a process living on, and a thread of it joining
+// another for ever): sig is taken out of it. The first signal's siginfo goes again (a fault's
+// si_code and si_addr, a kill's sender), so a core shows what an unrecorded one would; the
+// kernel takes any si_code from a process signalling itself.
+void DieOnReturn(int sig, const siginfo_t* info, void* ctx) {
+  if (ctx != nullptr) {
+    uint64_t mask;  // the kernel's sigset: the first 8 bytes
+    auto* uc = static_cast<ucontext_t*>(ctx);
+    std::memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
+    mask &= ~SigBit(sig);
+    std::memcpy(&uc->uc_sigmask, &mask, sizeof(mask));
+  }
   KSigaction dfl = {kDfl, 0, nullptr, 0};
   RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, 8);
-  RawSyscall6(SYS_tgkill, RawSyscall6(SYS_getpid), RawSyscall6(SYS_gettid), sig);
+  long pid = RawSyscall6(SYS_getpid), tid = RawSyscall6(SYS_gettid);
+  if (info == nullptr ||
+      RawSyscall6(SYS_rt_tgsigqueueinfo, pid, tid, sig, reinterpret_cast<long>(info)) != 0)
+    RawSyscall6(SYS_tgkill, pid, tid, sig);
 }
 
-void FatalSignalHandler(int sig, siginfo_t* info, void*) {
+void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
   // The flush runs on the thread's stack, as an exit's does: not on a small stack of the
   // program's own memory (such a thread is not armed: see the pthread_create wrapper), nor on
-  // an alternate signal stack the signal found it on (its size is the program's).
+  // an alternate signal stack the signal found it on (its size is the program's; with
+  // SS_AUTODISARM sigaltstack calls it disabled while a handler runs on it: the range
+  // sigaltstack set is checked too).
   stack_t alt = {};
-  bool on_alt = RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&alt)) == 0 &&
-                (alt.ss_flags & SS_ONSTACK);
+  bool on_alt = (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&alt)) == 0 &&
+                 (alt.ss_flags & SS_ONSTACK)) ||
+                OnNotedAltStack(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   int saved_errno = errno;
   char selector = t_selector;
   FatalFlush how = FatalFlush::kDie;
@@ -222,9 +240,10 @@ void FatalSignalHandler(int sig, siginfo_t* info, void*) {
   }
   // kDeferred: the signal came inside this thread's own flush, which goes on and sends it
   // again when done (Service). Else the process dies once this returns; should it live on
-  // (a tracer dropped the signal, another thread gave it a handler meanwhile), its next
-  // recorded call lets the other threads go on (ParkForDeath).
-  if (how != FatalFlush::kDeferred) DieOnReturn(sig);
+  // (a tracer dropped the signal, another thread gave it a handler meanwhile), this thread's
+  // next recorded call, or 100 to 200 ms, lets the other threads go on (ParkForDeath).
+  if (how != FatalFlush::kDeferred) DieOnReturn(sig, info, ctx);
+  if (how == FatalFlush::kFlushed) DeathHandlerReturned();
   t_selector = selector;
   errno = saved_errno;
 }
@@ -284,6 +303,33 @@ struct SigactionStep {
   }
 };
 
+// A crash handler of the program's on an alternate signal stack often ends by raising a crash
+// signal itself (abort(), or SIG_DFL back and raise), and with the library's handler there the
+// kernel has to push a second signal frame (3.4 KiB on an AVX-512 machine) onto that stack: on
+// an 8 KiB one it overflowed, and the process died of SIGSEGV instead of SIGABRT (review of
+// stop 23). Once the program has a handler with SA_ONSTACK, these signals are the kernel's
+// SIG_DFL again, without the flush.
+constexpr int kCrashSignals[] = {SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
+constexpr uint64_t kCrashSet =
+    SigBit(SIGILL) | SigBit(SIGABRT) | SigBit(SIGBUS) | SigBit(SIGFPE) | SigBit(SIGSEGV);
+bool g_crash_given_back = false;
+// (glibc's own handlers for 32 and 33, pthread_cancel's and setuid's in a process with threads,
+// have SA_ONSTACK and raise nothing; SIGSYS's is dispatch's, the program's is kept apart.)
+bool OnStackHandler(int sig, const KSigaction& k) {
+  return sig != 32 && sig != 33 && sig != SIGSYS && k.handler != kDfl && k.handler != kIgn &&
+         !OurFatalHandler(k) && (k.flags & SA_ONSTACK);
+}
+void GiveBackCrashSignals() {
+  if (g_crash_given_back) return;
+  g_crash_given_back = true;
+  for (int sig : kCrashSignals) {
+    KSigaction cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) == 0 &&
+        OurFatalHandler(cur))
+      RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&g_program_dfl[sig]), 0, 8);
+  }
+}
+
 long FlushSigaction(int sig, const long* a) {
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
@@ -301,24 +347,25 @@ long FlushSigaction(int sig, const long* a) {
     RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&now), 8);
     if (now.handler == kDfl) {
       g_program_dfl[sig] = now;
-      TakeFatalSignal(sig);
-    } else if (g_enabled && now.handler != kIgn) {
-      now = UnderDispatch(now);
-      RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
+      if (!(g_crash_given_back && (kCrashSet & SigBit(sig)))) TakeFatalSignal(sig);
+    } else if (now.handler != kIgn) {
+      if (OnStackHandler(sig, now)) GiveBackCrashSignals();
+      if (g_enabled) {
+        now = UnderDispatch(now);
+        RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
+      }
     }
   }
   if (old != nullptr) *old = prev;
   return 0;
 }
 
-// rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, and the
-// fatal signals it leaves at SIG_DFL flushed (above).
-long Sigaction(const long* a) {
+// rt_sigaction of a signal the library does not hold: our restorer under the program's
+// handlers (dispatch), SIGSYS kept.
+long SigactionOf(const long* a) {
   int sig = static_cast<int>(a[0]);
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
-  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8)
-    return FlushSigaction(sig, a);
   if (!g_enabled) return Raw(SYS_rt_sigaction, a);  // patched sites only: as it is
   if (sig == SIGSYS) {
     KSigaction prev = g_program_sigsys;
@@ -330,6 +377,26 @@ long Sigaction(const long* a) {
   KSigaction copy = UnderDispatch(*act);
   long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
   return Raw(SYS_rt_sigaction, b);
+}
+
+// rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, the
+// fatal signals it leaves at SIG_DFL flushed (above), and the crash signals given back at the
+// program's first handler on an alternate signal stack.
+long Sigaction(const long* a) {
+  int sig = static_cast<int>(a[0]);
+  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8)
+    return FlushSigaction(sig, a);
+  if (g_flush_signals && !g_crash_given_back && a[1] != 0) {
+    long r = SigactionOf(a);
+    KSigaction now = {};
+    if (r == 0 && RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&now), 8) == 0 &&
+        OnStackHandler(sig, now)) {
+      SigactionStep step;
+      GiveBackCrashSignals();
+    }
+    return r;
+  }
+  return SigactionOf(a);
 }
 
 // A signal mask the program passes, in a copy without SIGSYS (nullptr for none): SIGSYS is never
@@ -714,7 +781,15 @@ void FlushSignalsRelease() {
 
 void FlushSignalsInstall() {
   if (g_flush_signals) return;
+  for (int sig = 1; sig <= 64; ++sig) {  // a handler installed before the library started
+    KSigaction cur = {};
+    if (sig != SIGKILL && sig != SIGSTOP &&
+        RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) == 0 &&
+        OnStackHandler(sig, cur))
+      g_crash_given_back = true;
+  }
   for (int sig : kFlushSignals) {
+    if (g_crash_given_back && (kCrashSet & SigBit(sig))) continue;
     KSigaction cur = {};
     if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
     if (OurFatalHandler(cur)) continue;  // inherited across fork (the table came with it)

@@ -1969,16 +1969,29 @@ int64_t NowNsAfterCall() { return ReadClock<false>(); }
 // for EndDeath.
 std::atomic<uint32_t> g_death_word{0};
 thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = false;
+// The handler that flushed has returned, leaving the signal to kill the process
+// (DeathHandlerReturned): a process still alive well after that lived on (a tracer dropped the
+// signal), and its waiting threads go on by themselves.
+std::atomic<bool> g_death_returned{false};
+void DeathHandlerReturned() { g_death_returned.store(true, std::memory_order_release); }
 IORR_COLD void ParkForDeath() {
   if (t_writer_thread) return;
   if (t_flushing_death) {  // this thread's fatal signal did not end the process after all
     EndDeath();
     return;
   }
+  int returned_for = 0;  // 100 ms waits that ended with the handler returned
   for (;;) {
     uint32_t word = g_death_word.load(std::memory_order_acquire);
     if (!g_dying.load(std::memory_order_acquire)) return;
-    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAIT_PRIVATE, word, 0);
+    if (returned_for >= 2) {
+      EndDeath();
+      return;
+    }
+    struct timespec wait = {0, 100'000'000};
+    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAIT_PRIVATE, word,
+                reinterpret_cast<long>(&wait));
+    returned_for = g_death_returned.load(std::memory_order_acquire) ? returned_for + 1 : 0;
   }
 }
 
@@ -2020,6 +2033,7 @@ FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
 
 void EndDeath() {
   t_flushing_death = false;
+  g_death_returned.store(false, std::memory_order_release);
   g_dying.store(false, std::memory_order_release);
   g_death_word.fetch_add(1, std::memory_order_release);
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
@@ -2233,6 +2247,7 @@ void NoteAltStack(const stack_t& ss) {
   t_alt_lo = on ? reinterpret_cast<uintptr_t>(ss.ss_sp) : 0;
   t_alt_hi = on ? t_alt_lo + ss.ss_size : 0;
 }
+bool OnNotedAltStack(uintptr_t sp) { return sp >= t_alt_lo && sp < t_alt_hi; }
 
 void OnTraceMe() {
   if (Foreign()) return;  // nothing of this storage is its own (its exec records on, audited)

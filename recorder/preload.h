@@ -246,6 +246,9 @@ void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
 FatalFlush FlushBeforeDeath(int sig, bool may_defer);
 void EndDeath();
+// The handler that flushed returns, the signal pending with SIG_DFL: threads waiting for the
+// process to die go on by themselves if it is still alive 100 to 200 ms later.
+void DeathHandlerReturned();
 // Dies of sig as SIG_DFL would have it (dispatch.cc); returns if it does not (a tracer dropped
 // the signal, or the program gave it a handler meanwhile).
 void DieOfSignal(int sig);
@@ -277,6 +280,8 @@ bool DispatchTracee();
 // The thread's alternate signal stack as sigaltstack set it (kept: with SS_AUTODISARM the
 // kernel reports it disabled while a handler runs on it). See LeftByLongjmp.
 void NoteAltStack(const stack_t& ss);
+// sp lies on the alternate signal stack NoteAltStack kept for this thread.
+bool OnNotedAltStack(uintptr_t sp);
 // PTRACE_TRACEME succeeded in the calling task: DispatchBecomeTracee and a note for a task of
 // its own; a vfork child's is its own until its exec (its parent's threads stay armed); a
 // task on its parent's thread-local storage (a raw CLONE_VM clone) changes nothing. Leaves

@@ -148,7 +148,8 @@ fi
 # A crash's core is the program's own: the flush runs in the library's handler, which then
 # leaves the signal pending with SIG_DFL and returns, so the process dies where the signal
 # found it: gdb's first frames of the program equal an unrecorded run's, with no frame of the
-# fatal-signal handler on top. A signal sent by a trapped call (abort's tgkill under
+# fatal-signal handler on top, and so does the signal's si_code (and a fault's address: the
+# first signal's siginfo is sent again). A signal sent by a trapped call (abort's tgkill under
 # dispatch) finds the thread in the SIGSYS handler, and gdb unwinds from there through the
 # library's restorer into the program's frames. Needs gdb and a core_pattern that writes a file.
 pattern=$(cat /proc/sys/kernel/core_pattern 2> /dev/null || echo '|')
@@ -164,13 +165,18 @@ else
     local core
     core=$(ls "$1"/core* 2> /dev/null | head -n 1)
     [[ -n $core ]] || { echo "no core"; return; }
-    gdb -batch -nx -ex bt "$PWD/fatal" "$core" 2> /dev/null | grep '^#' | uniq |
-      awk '/<signal handler called>/ { above = above n; n = 0; delete f; next }
+    gdb -batch -nx -ex bt -ex 'p $_siginfo.si_code' -ex 'p $_siginfo._sifields._sigfault.si_addr' \
+      "$PWD/fatal" "$core" 2> /dev/null | grep '^[#$]' | uniq |
+      awk '/^\$1 / { code = $3; next }
+           /^\$2 / { addr = $NF; next }
+           /<signal handler called>/ { above = above n; n = 0; delete f; next }
            { f[n++] = $0 }
            END { for (i = 0; i < 3 && i < n; i++) {
                    s = f[i]; sub(/^#[0-9]+ +(0x[0-9a-f]+ in )?/, "", s); sub(/ \(.*/, "", s)
                    printf "%s ", s }
-                 if (above > 0) printf "+library" }'
+                 printf "si_code %s", code
+                 if (code > 0) printf " si_addr %s", addr
+                 if (above > 0) printf " +library" }'
   }
   for kind in segv abrt; do
     rm -rf core.plain && mkdir core.plain
@@ -184,7 +190,7 @@ else
       dump_has core.iorr 'openat(' > /dev/null
       opens=$(grep -c 'openat(AT_FDCWD, "fatal.dir/' core.iorr.txt)
       # Under dispatch abort's tgkill is trapped: the SIGSYS handler's frames lie above.
-      [[ $how == IORR_PATCH=0 && $kind == abrt ]] && want_here="$want+library" || want_here=$want
+      [[ $how == IORR_PATCH=0 && $kind == abrt ]] && want_here="$want +library" || want_here=$want
       if [[ $want != "no core" && $got == "$want_here" && $opens == 300 ]]; then
         ok "core of a process killed by SIG${kind^^} ($how): frames '$got' as unrecorded, 300 opens"
       else
@@ -192,6 +198,95 @@ else
       fi
     done
   done
+fi
+# Review of stop 23: a fatal signal that comes while the program waits with a mask that lets it
+# through (sigsuspend, ppoll, pselect6: the program blocks it otherwise) lived on once the
+# handler returned to the blocking mask, and a thread of it joined a parked thread for ever;
+# a crash handler on an 8 KiB alternate stack that calls abort() died of SIGSEGV (a second
+# signal frame overflowed that stack), with and without SS_AUTODISARM.
+cat > waitkill.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+static volatile int stop;
+static void* worker(void* p) {
+  while (!stop) close(open("/dev/null", O_RDONLY));
+  return p;
+}
+int main(int argc, char** argv) {
+  sigset_t blk, none;
+  sigemptyset(&blk);
+  sigaddset(&blk, SIGTERM);
+  sigemptyset(&none);
+  sigprocmask(SIG_BLOCK, &blk, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, worker, NULL);
+  if (fork() == 0) {
+    usleep(200000);
+    kill(getppid(), SIGTERM);
+    _exit(0);
+  }
+  int r;
+  if (strcmp(argv[1], "ppoll") == 0) r = ppoll(NULL, 0, NULL, &none);
+  else if (strcmp(argv[1], "pselect") == 0) r = pselect(0, NULL, NULL, NULL, NULL, &none);
+  else r = sigsuspend(&none);
+  stop = 1;
+  pthread_join(t, NULL);
+  printf("lived on: %d\n", r);
+  return 0;
+}
+C
+cat > altabort.c << 'C'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+static void on_segv(int s) {
+  (void)s;
+  write(1, "crash\n", 6);
+  abort();
+}
+int main(int argc, char** argv) {
+  stack_t ss = {0};
+  ss.ss_size = 8192;
+  char* m = mmap(0, ss.ss_size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  mprotect(m, 4096, PROT_NONE);  // a guard page below
+  ss.ss_sp = m + 4096;
+  ss.ss_flags = strcmp(argv[1], "autodisarm") == 0 ? SS_AUTODISARM : 0;
+  sigaltstack(&ss, NULL);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_segv;
+  sa.sa_flags = SA_ONSTACK;
+  sigaction(SIGSEGV, &sa, NULL);
+  volatile int* volatile q = 0;
+  *q = 1;
+  return 0;
+}
+C
+if cc -O1 -pthread waitkill.c -o waitkill 2> /dev/null && cc -O1 altabort.c -o altabort 2> /dev/null; then
+  for run in "waitkill sigsuspend" "waitkill ppoll" "waitkill pselect" "altabort plain" "altabort autodisarm"; do
+    want=$(./$run 2>&1; echo "status $?")
+    for how in default IORR_PATCH=1 IORR_PATCH=0; do
+      got=$(env "${how/default/IORR_X=}" timeout -s KILL 30 "$iorr" record -q -o wk.iorr -- ./$run 2>&1
+        echo "status $?")
+      if [[ $got == "$want" ]]; then
+        ok "fatal signal: $run ($how): $(tr '\n' ' ' <<< "$got")as unrecorded"
+      else
+        fail "fatal signal: $run ($how): '$got' against '$want'"
+      fi
+    done
+  done 2> /dev/null
 fi
 # A review of the first version: a fork child killed before it had left its parent's state
 # flushed the parent's pending events again (duplicates) or spun for ever on a writer lock

@@ -412,6 +412,34 @@ PY
   done
 fi
 
+# 2c. The clock of the recorded calls (stop 23): the TSC where the kernel keeps time with it or
+# where iorr record finds it in step on every CPU (a VM told its TSC is unstable keeps
+# kvm-clock), else clock_gettime; the header says which and why. Either way a call's time is
+# CLOCK_MONOTONIC's: 20 stats 10 ms apart on an absolute schedule span 190 ms in the trace.
+timed=$(dirname "$iorr")/timed_calls
+if [[ -x $timed ]]; then
+  source_now=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+  for how in default IORR_CLOCK=clock_gettime; do
+    rm -rf timed.dir && mkdir timed.dir
+    env "${how/default/IORR_X=}" "$iorr" record -q -o clock.iorr -- "$timed" "$PWD/timed.dir" 20 10000 \
+      > /dev/null
+    "$iorr" dump clock.iorr > clock.txt 2>&1
+    clock=$(grep -m1 '^# recorder_clock: ' clock.txt | cut -d' ' -f3-)
+    span=$(grep 'newfstatat(AT_FDCWD, "timed.dat"' clock.txt | awk 'NR == 1 {a = $3} {b = $3}
+      END {printf "%.1f", (b - a) * 1000}')
+    case $how in
+      default) [[ $source_now == tsc ]] && want='^tsc \(clocksource tsc\)' ||
+        want="^(tsc \(clocksource $source_now; no warp in [0-9]+ turns|clock_gettime \(clocksource $source_now; )" ;;
+      *) want='^clock_gettime \(IORR_CLOCK=clock_gettime\)' ;;
+    esac
+    if [[ $clock =~ $want ]] && awk -v s="$span" 'BEGIN {exit !(s >= 188 && s <= 192)}'; then
+      ok "clock ($how): '$clock', 20 calls 10 ms apart span $span ms"
+    else
+      fail "clock ($how): '$clock' (want /$want/), 20 calls 10 ms apart span '$span' ms (want 190)"
+    fi
+  done
+fi
+
 # 3. A burst of a million calls (a writer/thread hand-off once deadlocked here).
 if timeout 120 "$iorr" record -q -o burst.iorr -- dd if=/dev/zero of=/dev/null bs=1 count=500000 2> /dev/null; then
   n=$(events burst.iorr)

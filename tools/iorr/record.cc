@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fts.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,15 +76,105 @@ ClockPair ReadClockPair() {
   return best;
 }
 
-// ns per TSC tick x 2^32 when the kernel keeps time with the TSC (then it is invariant and
-// synchronised across CPUs), measured against CLOCK_MONOTONIC over at least 5 ms from `start`
-// (taken when the launcher began, so that its set-up counts towards them; about 10 ppm: the
-// library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 otherwise.
-uint64_t CalibrateTsc(const ClockPair& start) {
+// Whether the TSC counts alike on every CPU this process may run on, where the kernel does not
+// say so by keeping time with it. A virtual machine's kernel may keep kvm-clock (itself the TSC,
+// scaled per machine) and be told that the TSC is unstable (a VM that may be restored from a
+// snapshot elsewhere): the recorder then read clock_gettime twice per call, 29.5 ns a read
+// against 12 to 20 with the TSC, and `tar xf` cost 1.11x instead of about 1.05x (stop 23). The
+// check is the kernel's own at boot (check_tsc_warp): a thread on the first CPU and one on each
+// other CPU take turns through a shared word, each reading the TSC once it sees the other's
+// reading; a reading below the other's last one is a warp. Bounded: 20 ms per CPU, and a CPU
+// whose thread could not take its turns in time counts as not checked. `*why`: what was seen.
+bool TscInSync(std::string* why) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    *why = "no CPU affinity to check";
+    return false;
+  }
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  constexpr int kTurns = 4000;  // about 3 ms between two vCPUs here, within the 5 ms calibration
+  long worst = 0;
+  for (size_t i = 1; i < cpus.size(); ++i) {
+    std::atomic<uint64_t> last{0};
+    std::atomic<int> turn{0};  // even: the first CPU's turn; odd: the other's; -1: give up
+    std::atomic<long> warp{0};
+    auto side = [&](int cpu, int parity) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+        turn.store(-1);
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      for (int k = parity; k < kTurns; k += 2) {
+        int t;
+        for (unsigned spin = 0; (t = turn.load(std::memory_order_acquire)) != k; ++spin) {
+          if (t < 0) return;
+          if ((spin & 1023) == 1023 && std::chrono::steady_clock::now() > deadline) {
+            turn.store(-1);
+            return;
+          }
+        }
+        __builtin_ia32_lfence();
+        uint64_t now = __builtin_ia32_rdtsc();
+        uint64_t before = last.load(std::memory_order_relaxed);
+        if (now < before) warp.store(std::max<long>(warp.load(), static_cast<long>(before - now)));
+        last.store(now, std::memory_order_relaxed);
+        turn.store(k + 1, std::memory_order_release);
+      }
+    };
+    std::thread a(side, cpus[0], 0), b(side, cpus[i], 1);
+    a.join();
+    b.join();
+    if (turn.load() != kTurns) {
+      *why = "CPUs " + std::to_string(cpus[0]) + " and " + std::to_string(cpus[i]) +
+             " did not take turns within 20 ms";
+      return false;
+    }
+    worst = std::max(worst, warp.load());
+  }
+  if (worst > 0) {
+    *why = "the TSC of one CPU ran " + std::to_string(worst) + " ticks behind another's";
+    return false;
+  }
+  *why = "no warp in " + std::to_string(kTurns) + " turns between CPU " +
+         (cpus.empty() ? std::string("0") : std::to_string(cpus[0])) + " and each of the other " +
+         std::to_string(cpus.empty() ? 0 : cpus.size() - 1);
+  return true;
+}
+
+// How the recorded calls are timed: "tsc" where the kernel keeps time with the TSC (then it is
+// invariant and synchronised across CPUs) or where TscInSync finds it so, else
+// "clock_gettime". IORR_CLOCK=clock_gettime chooses the latter (a comparison, or a machine
+// whose TSC the check cannot be trusted on). *why: the reason, for the trace's header.
+bool UseTsc(std::string* why) {
+  const char* forced = std::getenv("IORR_CLOCK");
+  if (forced != nullptr && std::string_view(forced) == "clock_gettime") {
+    *why = "IORR_CLOCK=clock_gettime";
+    return false;
+  }
   std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string source;
   std::getline(in, source);
-  if (source != "tsc") return 0;
+  if (source == "tsc") {
+    *why = "clocksource tsc";
+    return true;
+  }
+  std::string seen;
+  bool ok = TscInSync(&seen);
+  *why = "clocksource " + source + "; " + seen;
+  return ok;
+}
+
+// ns per TSC tick x 2^32 (see UseTsc), measured against CLOCK_MONOTONIC over at least 5 ms
+// from `start` (taken when the launcher began, so that its set-up counts towards them; about
+// 10 ppm: the library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 when
+// the TSC is not used.
+uint64_t CalibrateTsc(const ClockPair& start, bool use_tsc) {
+  if (!use_tsc) return 0;
   ClockPair end;
   do {
     end = ReadClockPair();
@@ -621,6 +713,9 @@ int Run(const Options& o) {
   std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(mask));
   h.Set(trace::key::kUmask, octal);
   h.Set("recorder_pid", std::to_string(getpid()));
+  std::string clock_why;
+  const bool use_tsc = UseTsc(&clock_why);
+  h.Set("recorder_clock", std::string(use_tsc ? "tsc" : "clock_gettime") + " (" + clock_why + ")");
   int child_fd = DupHigh(fd);
   if (child_fd < 0) Fail("cannot duplicate the trace's fd: " + ErrnoText(errno));
   h.Set("trace_fd", std::to_string(child_fd));  // the recorded processes' fd for the trace
@@ -653,7 +748,7 @@ int Run(const Options& o) {
   }
   shared->slots = rec::kSharedSlots;
   shared->version = 2;
-  shared->tsc_ns_q32 = CalibrateTsc(clock_start);
+  shared->tsc_ns_q32 = CalibrateTsc(clock_start, use_tsc);
   shared->pidfd_getfd = ProbePidfdGetfd(fd) ? 1 : 0;
   shared->magic = rec::kSharedMagic;
   // iorr record's decoding of libc's and the loader's system call sites (below), joined on

@@ -288,14 +288,7 @@ struct SigactionStep {
     uint64_t all = ~SigBit(SIGSYS);
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
                 reinterpret_cast<long>(&mask), 8);
-    for (int i = 0; i < 2000 && !locked; ++i) {
-      int expect = 0;
-      locked = g_sigaction_lock.compare_exchange_strong(expect, 1, std::memory_order_acquire);
-      if (!locked) {
-        struct timespec pause = {0, 50'000};
-        RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
-      }
-    }
+    locked = LockWithin(g_sigaction_lock, 2000, 50'000);
   }
   ~SigactionStep() {
     if (locked) g_sigaction_lock.store(0, std::memory_order_release);

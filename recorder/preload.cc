@@ -1995,6 +1995,16 @@ IORR_COLD void ParkForDeath() {
   }
 }
 
+bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns) {
+  for (int i = 0; i < tries; ++i) {
+    int expect = 0;
+    if (lock.compare_exchange_strong(expect, 1, std::memory_order_acquire)) return true;
+    struct timespec pause = {0, pause_ns};
+    RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+  }
+  return false;
+}
+
 FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
   if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
@@ -2018,16 +2028,7 @@ FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
   t_flushing_death = true;
   g_dying.store(true, std::memory_order_release);
   // Bounded: for a few instructions around g_writer_owner this thread may hold the lock itself.
-  bool locked = false;
-  for (int i = 0; i < 5000 && !locked; ++i) {
-    int expect = 0;
-    locked = g_writer_lock.compare_exchange_strong(expect, 1, std::memory_order_acquire);
-    if (!locked) {
-      struct timespec pause = {0, 100'000};
-      RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
-    }
-  }
-  if (locked) ServiceHolding(self, true);
+  if (LockWithin(g_writer_lock, 5000, 100'000)) ServiceHolding(self, true);
   return FatalFlush::kFlushed;
 }
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -245,6 +246,9 @@ void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 // process that lives on after all (the dying thread's next recorded call calls it).
 enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
 FatalFlush FlushBeforeDeath(int sig, bool may_defer);
+// Takes `lock` (0: free, 1: held) within `tries` attempts, sleeping pause_ns between them (a
+// lock a fork child copied held, or its own thread holds, is never given back): false if not.
+bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns);
 void EndDeath();
 // The handler that flushed returns, the signal pending with SIG_DFL: threads waiting for the
 // process to die go on by themselves if it is still alive 100 to 200 ms later.

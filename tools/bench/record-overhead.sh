@@ -61,14 +61,13 @@ timed() {
 
 top=$(tar tf "$tarball" 2> /dev/null | head -n 1 | cut -d/ -f1 || true)  # tar dies of SIGPIPE
 echo "workload: $tarball ($(du -h "$tarball" | cut -f1)), extracted into $tmpfs ($top/)"
-# The recorder reads the TSC only where it is the kernel's clocksource, else clock_gettime
-# twice per call (29.5 ns a read against 12 to 20 ns on stop 20's kvm-clock host): say which.
-source_now=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null || echo unknown)
-if [[ $source_now == tsc ]]; then
-  echo "recorder clock: TSC (clocksource tsc)"
-else
-  echo "recorder clock: clock_gettime (clocksource $source_now, not tsc)"
-fi
+# The recorder reads the TSC where it is the kernel's clocksource or where `iorr record` finds it
+# in step on every CPU, else clock_gettime twice per call (29.5 ns a read against 12 to 20 ns on
+# stop 20's kvm-clock host): say which, from a recording's header.
+"$iorr" record -q -o "$work/clock.iorr" -- true
+echo "recorder clock: $("$iorr" dump "$work/clock.iorr" 2> /dev/null |
+  sed -n 's/^# recorder_clock: //p' | head -n 1)"
+rm -f "$work/clock.iorr"
 echo "warming the page cache"
 cat "$tarball" > /dev/null
 (cd "$work/x" && tar xf "$tarball") && rm -rf "${work:?}/x/$top"

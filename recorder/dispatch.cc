@@ -178,12 +178,13 @@ void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
 // the same file size limit).
 constexpr int kFlushSignals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGABRT, SIGBUS,  SIGFPE,
                                  SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU};
-constexpr uint64_t MakeFlushSet() {
+template <size_t N>
+constexpr uint64_t SetOf(const int (&sigs)[N]) {
   uint64_t set = 0;
-  for (int sig : kFlushSignals) set |= SigBit(sig);
+  for (int sig : sigs) set |= SigBit(sig);
   return set;
 }
-constexpr uint64_t kFlushSet = MakeFlushSet();
+constexpr uint64_t kFlushSet = SetOf(kFlushSignals);
 bool g_flush_signals = false;  // FlushSignalsInstall ran: Sigaction keeps them
 KSigaction g_program_dfl[65];  // what the program set (or inherited) with SIG_DFL, where ours is
 
@@ -303,8 +304,7 @@ struct SigactionStep {
 // stop 23). Once the program has a handler with SA_ONSTACK, these signals are the kernel's
 // SIG_DFL again, without the flush.
 constexpr int kCrashSignals[] = {SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
-constexpr uint64_t kCrashSet =
-    SigBit(SIGILL) | SigBit(SIGABRT) | SigBit(SIGBUS) | SigBit(SIGFPE) | SigBit(SIGSEGV);
+constexpr uint64_t kCrashSet = SetOf(kCrashSignals);
 bool g_crash_given_back = false;
 // (glibc's own handlers for 32 and 33, pthread_cancel's and setuid's in a process with threads,
 // have SA_ONSTACK and raise nothing; SIGSYS's is dispatch's, the program's is kept apart.)

@@ -25,6 +25,7 @@
 #include <link.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -237,8 +238,37 @@ int32_t SelectorOffset() {
 }
 
 // Rewrites the planned sites of one object. Stubs first; then each site's jump.
+// The pages of [lo, hi) that sites of the plan lie in, each run of adjacent ones copied for
+// writing in one MADV_POPULATE_WRITE: the rewriting's stores would otherwise take one
+// copy-on-write fault per page, 11 us each on stop 24's host against 1 to 2 us populated
+// (libc: about 70 pages). Failures are left to those faults.
+void PopulateSitePages(uintptr_t lo, uintptr_t hi, const Plan& plan, int first, int count) {
+  uintptr_t run_lo = 0, run_hi = 0;
+  auto flush = [&] {
+    if (run_hi > run_lo)
+      RawSyscall6(SYS_madvise, static_cast<long>(run_lo), static_cast<long>(run_hi - run_lo),
+                  MADV_POPULATE_WRITE);
+  };
+  for (int i = 0; i < count; ++i) {
+    const Site& s = plan.site[first + i];
+    if (s.from < lo || s.to > hi) continue;
+    uintptr_t a = s.from & ~uintptr_t{4095}, b = (s.to + 4095) & ~uintptr_t{4095};
+    if (a >= run_lo && b <= run_hi) continue;
+    if (a <= run_hi && a >= run_lo) {
+      run_hi = b;
+      continue;
+    }
+    flush();
+    run_lo = a;
+    run_hi = b;
+  }
+  flush();
+}
+
 bool Apply(const Object& o, const Plan& plan, int first, int count) {
   if (count == 0) return true;
+  // Not under a seccomp filter, which may refuse or trap madvise.
+  const bool populate = RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 0;
   size_t size = (static_cast<size_t>(count) * kStubSize + 4095) & ~size_t{4095};
   uint8_t* mem = StubMemoryNear(o.lo, o.hi, size);
   if (mem == nullptr) return false;
@@ -267,6 +297,7 @@ bool Apply(const Object& o, const Plan& plan, int first, int count) {
     if (RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
                     PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
       return false;
+    if (populate) PopulateSitePages(o.seg[g].lo, o.seg[g].hi, plan, first, count);
     for (int i = 0; i < count; ++i) {
       const Site& s = plan.site[first + i];
       if (s.from < o.seg[g].lo || s.to > o.seg[g].hi) continue;

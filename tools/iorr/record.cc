@@ -100,14 +100,21 @@ bool TscInSync(std::string* why) {
     std::atomic<uint64_t> last{0};
     std::atomic<int> turn{0};  // even: the first CPU's turn; odd: the other's; -1: give up
     std::atomic<long> warp{0};
+    std::atomic<int> ready{0};
     auto side = [&](int cpu, int parity) {
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
       if (sched_setaffinity(0, sizeof(one), &one) != 0) {
         turn.store(-1);
+        ready.fetch_add(1);
         return;
       }
+      // Both sides in place first, yielding meanwhile: a side spinning on the launcher's CPU
+      // kept the launcher from starting the other side until the scheduler's next tick (3 ms a
+      // side on stop 24's host).
+      ready.fetch_add(1);
+      while (ready.load() < 2) sched_yield();
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
       for (int k = parity; k < kTurns; k += 2) {
         int t;
@@ -169,6 +176,13 @@ bool UseTsc(std::string* why) {
   return ok;
 }
 
+// The clock the recorded calls are timed with: the TSC (tsc_ns_q32: ns per tick x 2^32) or
+// clock_gettime (0), and why.
+struct ClockChoice {
+  uint64_t tsc_ns_q32 = 0;
+  std::string why;
+};
+
 // ns per TSC tick x 2^32 (see UseTsc), measured against CLOCK_MONOTONIC over at least 5 ms
 // from `start` (taken when the launcher began, so that its set-up counts towards them; about
 // 10 ppm: the library re-reads both clocks every 20 ms, so errors stay well under 1 us); 0 when
@@ -181,6 +195,81 @@ uint64_t CalibrateTsc(const ClockPair& start, bool use_tsc) {
   } while (end.mono - start.mono < 5'000'000);
   if (end.tsc <= start.tsc) return 0;
   return (static_cast<uint64_t>(end.mono - start.mono) << 32) / (end.tsc - start.tsc);
+}
+
+// The choice is kept for the rest of the boot in a small file (ClockCachePath), so that only a
+// boot's first recording pays for the check and the calibration (about 5 ms together; a
+// recording's start took 28 ms on stop 24's host). The boot's identity (boot_id) keys it: a TSC
+// that passed the check stays in sync until the machine restarts, and its rate is fixed (the
+// library re-anchors on CLOCK_MONOTONIC every 20 ms, so a rate a few ppm off moves no timestamp
+// by more than 0.1 us). IORR_CLOCK=check checks and calibrates again and rewrites the file.
+std::string ClockCachePath() {
+  const char* run = std::getenv("XDG_RUNTIME_DIR");  // per user, emptied at boot
+  if (run != nullptr && run[0] == '/') return std::string(run) + "/iorr-clock";
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  if (cache != nullptr && cache[0] == '/') return std::string(cache) + "/iorr-clock";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache/iorr-clock";
+  return "";
+}
+
+std::string BootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id.size() == 36 ? id : "";
+}
+
+constexpr std::string_view kClockCacheTag = "iorr-clock 1";
+
+// The kept choice: its lines are the tag, the boot_id, the multiplier (0: clock_gettime) and the
+// reason. False when there is none for this boot, or it does not read back whole.
+bool ReadClockCache(const std::string& path, const std::string& boot, ClockChoice* c) {
+  std::ifstream in(path);
+  std::string tag, id, mult, why;
+  if (!std::getline(in, tag) || tag != kClockCacheTag || !std::getline(in, id) || id != boot ||
+      !std::getline(in, mult) || !std::getline(in, why) || why.empty() || mult.empty() ||
+      mult.size() > 20 || mult.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  c->tsc_ns_q32 = std::stoull(mult);
+  c->why = why;
+  // 0 (clock_gettime) or a TSC of 100 MHz to 100 GHz.
+  return c->tsc_ns_q32 == 0 ||
+         (c->tsc_ns_q32 >= (uint64_t{1} << 32) / 100 && c->tsc_ns_q32 <= (uint64_t{10} << 32));
+}
+
+// Written whole under a temporary name, then renamed: a reader sees the old file or the new.
+void WriteClockCache(const std::string& path, const std::string& boot, const ClockChoice& c) {
+  std::string text = std::string(kClockCacheTag) + "\n" + boot + "\n" +
+                     std::to_string(c.tsc_ns_q32) + "\n" + c.why + "\n";
+  ::mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);  // ~/.cache, if it is not there yet
+  std::string tmp = path + "." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+ClockChoice ChooseClock(const ClockPair& start) {
+  ClockChoice c;
+  const char* knob = std::getenv("IORR_CLOCK");
+  std::string_view forced = knob != nullptr ? knob : "";
+  if (forced == "clock_gettime") {
+    c.why = "IORR_CLOCK=clock_gettime";
+    return c;
+  }
+  const std::string path = ClockCachePath(), boot = BootId();
+  const bool keep = !path.empty() && !boot.empty();
+  if (keep && forced != "check" && ReadClockCache(path, boot, &c)) {
+    c.why += "; kept from this boot's first check";
+    return c;
+  }
+  const bool use_tsc = UseTsc(&c.why);
+  c.tsc_ns_q32 = CalibrateTsc(start, use_tsc);
+  if (use_tsc && c.tsc_ns_q32 == 0) c.why += "; calibration failed";
+  if (keep) WriteClockCache(path, boot, c);
+  return c;
 }
 
 namespace rec = iorr::recorder;
@@ -507,7 +596,9 @@ void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
 
 // ---- the child ----
 
-// Between fork and exec: only async-signal-safe calls.
+// Between vfork and exec, on the launcher's memory and stack (Run): only system calls, which
+// write nothing the launcher keeps but errno. glibc's execvpe searches PATH in a buffer on the
+// stack, as posix_spawnp does in the same kind of child.
 [[noreturn]] void ExecChild(char* const* argv, char* const* envp, int err_pipe,
                             const struct sigaction* saved, const sigset_t& mask) {
   for (int s : kChanged) sigaction(s, &saved[s], nullptr);
@@ -517,6 +608,20 @@ void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
   while (::write(err_pipe, &err, sizeof err) < 0 && errno == EINTR) {
   }
   _exit(rec::kExitNotFound);
+}
+
+// vfork, not fork: fork copies the launcher's page tables for an exec to drop, and the
+// launcher then takes a copy-on-write fault on each page it writes. On stop 24's host (11 us a
+// fault) that was 2 to 4 ms of every recording's start. The forwarded signals are blocked and
+// the others are ignored or at their default here, so no handler runs in the child before it
+// has put back the program's dispositions.
+// The child never returns from here: it runs ExecChild on this frame's stack and leaves by exec or
+// _exit, so nothing of the caller's frame is changed under it.
+__attribute__((noinline)) pid_t Spawn(char* const* argv, char* const* envp, int err_pipe,
+                                      const struct sigaction* saved, const sigset_t& mask) {
+  pid_t child = vfork();
+  if (child == 0) ExecChild(argv, envp, err_pipe, saved, mask);
+  return child;
 }
 
 // Whether pidfd_getfd works here (Linux 5.6 and later, no seccomp filter refusing it): the
@@ -713,9 +818,9 @@ int Run(const Options& o) {
   std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(mask));
   h.Set(trace::key::kUmask, octal);
   h.Set("recorder_pid", std::to_string(getpid()));
-  std::string clock_why;
-  const bool use_tsc = UseTsc(&clock_why);
-  h.Set("recorder_clock", std::string(use_tsc ? "tsc" : "clock_gettime") + " (" + clock_why + ")");
+  const ClockChoice clock = ChooseClock(clock_start);
+  h.Set("recorder_clock",
+        std::string(clock.tsc_ns_q32 != 0 ? "tsc" : "clock_gettime") + " (" + clock.why + ")");
   int child_fd = DupHigh(fd);
   if (child_fd < 0) Fail("cannot duplicate the trace's fd: " + ErrnoText(errno));
   h.Set("trace_fd", std::to_string(child_fd));  // the recorded processes' fd for the trace
@@ -748,7 +853,7 @@ int Run(const Options& o) {
   }
   shared->slots = rec::kSharedSlots;
   shared->version = 2;
-  shared->tsc_ns_q32 = CalibrateTsc(clock_start, use_tsc);
+  shared->tsc_ns_q32 = clock.tsc_ns_q32;
   shared->pidfd_getfd = ProbePidfdGetfd(fd) ? 1 : 0;
   shared->magic = rec::kSharedMagic;
   // iorr record's decoding of libc's and the loader's system call sites (below), joined on
@@ -861,8 +966,7 @@ int Run(const Options& o) {
   }
   std::fflush(nullptr);
   int64_t run_start = NowNs(CLOCK_MONOTONIC);
-  pid_t child = fork();
-  if (child == 0) ExecChild(argv.data(), envp.data(), err_pipe[1], saved, orig_mask);
+  pid_t child = Spawn(argv.data(), envp.data(), err_pipe[1], saved, orig_mask);
   int fork_errno = errno;
   started = child > 0;
   g_main_child.store(child > 0 ? child : 0);
@@ -870,7 +974,7 @@ int Run(const Options& o) {
   ::close(err_pipe[1]);
   if (child < 0) {
     ::close(err_pipe[0]);
-    Fail("fork: " + ErrnoText(fork_errno));
+    Fail("vfork: " + ErrnoText(fork_errno));
   }
   // While the program starts: libc's and the loader's system call sites, decoded here once for
   // the whole recording (recorder/patch_plan.h), which its processes would otherwise decode

@@ -817,6 +817,12 @@ bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan*
   return true;
 }
 
+bool Published(const SharedState* sh, const PatchObject& id) {
+  for (const auto& e : sh->patch.object)
+    if (e.state.load(std::memory_order_acquire) == 2 && SameObject(e, id)) return true;
+  return false;
+}
+
 void PrePlan(SharedState* sh, const std::atomic<bool>* stop) {
   g_stop = stop;
   static Objects objs;
@@ -827,7 +833,7 @@ void PrePlan(SharedState* sh, const std::atomic<bool>* stop) {
     const Object& o = objs.o[k];
     if (!strstr(o.name, "/libc.so") && !strstr(o.name, "/ld-linux")) continue;
     PatchObject id{};
-    if (!Identity(o, &id)) continue;
+    if (!Identity(o, &id) || Published(sh, id)) continue;  // (kept from an earlier recording)
     PatchObject* e = Claim(sh, id);  // first: the program's first process waits for it
     if (e == nullptr) return;
     plan.Reset();

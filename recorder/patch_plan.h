@@ -87,7 +87,10 @@ const PatchObject* Lookup(SharedState* sh, const PatchObject& id);
 // The sites of a published decoding, as a plan for this process's copy of the object. False
 // when a site does not match this copy's bytes (then the object is decoded here).
 bool FromCache(const PatchCache& c, const PatchObject& e, const Object& o, Plan* plan);
-// In `iorr record`: decodes libc and the loader as this process has them and publishes them;
+// Whether a finished decoding of the object is in the shared state.
+bool Published(const SharedState* sh, const PatchObject& id);
+// In `iorr record`: decodes libc and the loader as this process has them and publishes them
+// (those not published yet);
 // gives up soon after *stop is set (the program has ended).
 void PrePlan(SharedState* sh, const std::atomic<bool>* stop);
 

@@ -16,6 +16,10 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$work"
+# The files iorr record keeps between recordings (the clock, decoded system call sites) go here,
+# not to the user's: each run of this test starts without them.
+export XDG_CACHE_HOME=$work/cache
+unset XDG_RUNTIME_DIR
 passed=0 failed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
@@ -2115,6 +2119,42 @@ elif [[ ${IORR_PATCH:-} == "" ]] && ! dump_has switch.iorr 'capture: patched sys
   fail "switch to patched sites: no note: $(grep capture switch.iorr.txt)"
 else
   ok "switch to patched sites: $n events$(grep -o 'capture: patched system call sites after [0-9]* calls' switch.iorr.txt | sed 's/^capture: /, /')"
+fi
+
+# Decoded system call sites kept from one recording for the next (stop 24): the second run of a
+# program decodes nothing, and a file that does not match (bytes changed at random) or does not
+# parse changes nothing that is recorded; the latter is replaced.
+sites=$XDG_CACHE_HOME/iorr-sites
+rm -f "$sites"
+patching=1
+[[ ${IORR_PATCH:-} == 0 || ${IORR_DISPATCH:-} == 0 ]] && patching=0
+sites_bad=""
+for run in first second changed garbage; do
+  case $run in
+    changed) dd if=/dev/urandom of="$sites" bs=1 seek=40 count=400 conv=notrunc 2> /dev/null ;;
+    garbage) head -c 3000 /dev/urandom > "$sites" ;;
+  esac
+  IORR_PATCH_AFTER=${IORR_PATCH_AFTER:-64} timeout 60 "$iorr" record -q -o sites.iorr -- \
+    ./many_calls many.out 10000
+  st=$?
+  n=$(events sites.iorr)
+  "$iorr" dump sites.iorr > sites.txt 2>&1
+  kept=$(grep -o 'system call sites of [0-9]* object' sites.txt | grep -o '[0-9]*')
+  decoded=$(grep -o 'objects decoded here: [0-9]*' sites.txt | grep -o '[0-9]*$')
+  [[ $run == first ]] && first_n=$n
+  want_kept=0
+  [[ $run == second && $patching == 1 ]] && want_kept=2+
+  if [[ $st != 0 || $n != "$first_n" || ${n:-0} -lt 20000 ]] ||
+    { [[ $want_kept == 0 ]] && [[ $kept != 0 && $run != changed ]]; } ||
+    { [[ $want_kept == 2+ ]] && [[ ${kept:-0} -lt 2 || ${decoded:-x} != 0 ]]; } ||
+    { [[ $patching == 1 ]] && ! head -c 8 "$sites" 2> /dev/null | grep -q IORRSIT1; }; then
+    sites_bad+=" $run: status $st, $n events (first run $first_n), $kept objects kept, $decoded decoded;"
+  fi
+done
+if [[ -z $sites_bad ]]; then
+  ok "decoded system call sites kept for the next recording: first/second/changed/garbage file, $first_n events each"
+else
+  fail "decoded system call sites kept:$sites_bad"
 fi
 
 # iorr record's own decoding thread outlives a short program while stderr is a full pipe (the

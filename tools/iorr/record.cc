@@ -1296,7 +1296,11 @@ void RegisterRecord(CLI::App& app, Action* action) {
       "more than about 6 KiB of initial-exec TLS, as libtsan, cannot load beside it).\n"
       "Environment: IORR_PATCH=0 keeps Syscall User Dispatch instead of patched system call\n"
       "sites, IORR_PATCH=1 patches from the start; IORR_DISPATCH=0 records through the libc\n"
-      "wrappers only (libc's internal calls are then missed).");
+      "wrappers only (libc's internal calls are then missed).\n"
+      "Files kept between recordings: the clock's choice for this boot\n"
+      "($XDG_RUNTIME_DIR, else ~/.cache: iorr-clock; IORR_CLOCK=check checks again,\n"
+      "IORR_CLOCK=clock_gettime does without the TSC) and the system call sites decoded\n"
+      "in the programs' libraries (~/.cache/iorr-sites); IORR_CACHE=0 keeps none.");
   sub->callback([o, sub, action] {
     // CLI11 keeps the "--" that ended the options among the unparsed arguments.
     auto rest = sub->remaining();

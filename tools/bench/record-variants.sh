@@ -9,7 +9,8 @@
 # Usage: record-variants.sh [--rm] [--subset N] VARIANT...
 #   VARIANT: NAME or NAME:VAR=VALUE[,VAR=VALUE...], the environment the recording runs with;
 #   e.g. `record-variants.sh default dispatch:IORR_PATCH=0 plt:IORR_DISPATCH=0`.
-#   IORR_PRELOAD_LIB=PATH in a variant compares library builds. A NAME that starts with
+#   IORR_PRELOAD_LIB=PATH in a variant compares library builds; IORR=PATH runs that build's
+#   launcher (with the library beside it, unless IORR_PRELOAD_LIB is given too). A NAME that starts with
 #   `unrecorded` runs the workload without iorr, in that environment: e.g.
 #   `unrecorded-idle:LD_PRELOAD=build/lib/libiorr-bench-idle-thread.so`, the program with a
 #   sleeping thread started as the writer is (tools/bench/idle_thread.c), and nothing recorded.
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --rm) workload=rm; shift ;;
     --subset) subset=(--subset "$2"); shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | cut -c3-; exit 0 ;;
     -*) echo "record-variants: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -58,12 +59,16 @@ run() {
     rm) (cd "$work/x" && tar xf "$tarball"); cmd=(rm -rf "$work/x/$top") ;;
   esac
   if [[ $i != 0 ]]; then
-    local -a env_args=()
-    [[ -n ${envs[$i]} ]] && IFS=, read -r -a env_args <<< "${envs[$i]}"
+    local -a env_args=() vars=()
+    local launcher=$iorr e
+    [[ -n ${envs[$i]} ]] && IFS=, read -r -a vars <<< "${envs[$i]}"
+    for e in "${vars[@]}"; do  # IORR=PATH: that build's launcher, not an environment variable
+      if [[ $e == IORR=* ]]; then launcher=${e#IORR=}; else env_args+=("$e"); fi
+    done
     if [[ ${names[$i]} == unrecorded* ]]; then
       cmd=(env "${env_args[@]}" "${cmd[@]}")
     else
-      cmd=(env "${env_args[@]}" "$iorr" record -q -o "$work/t.iorr" -- "${cmd[@]}")
+      cmd=(env "${env_args[@]}" "$launcher" record -q -o "$work/t.iorr" -- "${cmd[@]}")
     fi
   fi
   local t0=$EPOCHREALTIME

@@ -79,7 +79,7 @@ constexpr int64_t kClockSkewMarginNs = 1'000'000;
 
 constexpr uint64_t kRingBytes = 2u << 20;  // per thread; populated as used (PopulateRing)
 // The ring's first lap is populated in steps of this much at least and at most (PopulateRing).
-constexpr uint64_t kPopulateMin = 64u << 10, kPopulateMax = 512u << 10;
+constexpr uint64_t kPopulateMin = 16u << 10, kPopulateMax = 512u << 10;
 static_assert(kRingBytes % kPopulateMax == 0 && kPopulateMax % kPopulateMin == 0);
 
 // A ring entry: this head, then the bytes of the string arguments (their lengths in args[]),
@@ -1129,8 +1129,8 @@ IORR_COLD void VmChildFlush(ThreadState* ts) {
 }
 
 // Populates the thread's ring ahead of its writes, for tails up to `upto`, over the ring's first
-// lap from where the thread began, in one MADV_POPULATE_WRITE per step: 64 KiB, then as much as
-// is done already, up to 512 KiB (a thread of a few calls populates 16 pages, a busy one nine
+// lap from where the thread began, in one MADV_POPULATE_WRITE per step: 16 KiB, then as much as
+// is done already, up to 512 KiB (a thread of a few calls populates 4 pages, a busy one nine
 // steps in all). A page fault costs a trap into the kernel and back for each 4 KiB page, which
 // under a hypervisor's page-table isolation is 11 us against 1 to 2 us for the same page
 // populated inside one system call (stop 24's host; `rm -rf` of the Linux tree faulted in all

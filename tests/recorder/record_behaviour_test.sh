@@ -431,8 +431,8 @@ if [[ -x $timed ]]; then
     rm -rf timed.dir && mkdir timed.dir
     knob=IORR_X=
     case $how in
-      corrupt) printf 'iorr-clock 1\n%s\n5\nclocksource tsc\n' \
-        "$(cat /proc/sys/kernel/random/boot_id)" > clockdir/iorr-clock ;;
+      corrupt) printf 'iorr-clock 1\n%s %s\n5\nclocksource tsc\n' \
+        "$(cat /proc/sys/kernel/random/boot_id)" "$source_now" > clockdir/iorr-clock ;;
       IORR_CLOCK=*) knob=$how ;;
     esac
     env XDG_RUNTIME_DIR="$PWD/clockdir" "$knob" "$iorr" record -q -o clock.iorr -- "$timed" \
@@ -2123,19 +2123,22 @@ fi
 
 # Decoded system call sites kept from one recording for the next (stop 24): the second run of a
 # program decodes nothing, and a file that does not match (bytes changed at random) or does not
-# parse changes nothing that is recorded; the latter is replaced.
+# parse changes nothing that is recorded; the latter is replaced. IORR_CACHE=0 leaves the file
+# alone.
 sites=$XDG_CACHE_HOME/iorr-sites
 rm -f "$sites"
 patching=1
 [[ ${IORR_PATCH:-} == 0 || ${IORR_DISPATCH:-} == 0 ]] && patching=0
 sites_bad=""
-for run in first second changed garbage; do
+for run in first second changed garbage off; do
+  knob=IORR_X=
   case $run in
     changed) dd if=/dev/urandom of="$sites" bs=1 seek=40 count=400 conv=notrunc 2> /dev/null ;;
     garbage) head -c 3000 /dev/urandom > "$sites" ;;
+    off) knob=IORR_CACHE=0 before=$(cksum < "$sites" 2> /dev/null) ;;
   esac
-  IORR_PATCH_AFTER=${IORR_PATCH_AFTER:-64} timeout 60 "$iorr" record -q -o sites.iorr -- \
-    ./many_calls many.out 10000
+  env "$knob" IORR_PATCH_AFTER="${IORR_PATCH_AFTER:-64}" timeout 60 "$iorr" record -q \
+    -o sites.iorr -- ./many_calls many.out 10000
   st=$?
   n=$(events sites.iorr)
   "$iorr" dump sites.iorr > sites.txt 2>&1
@@ -2145,14 +2148,15 @@ for run in first second changed garbage; do
   want_kept=0
   [[ $run == second && $patching == 1 ]] && want_kept=2+
   if [[ $st != 0 || $n != "$first_n" || ${n:-0} -lt 20000 ]] ||
-    { [[ $want_kept == 0 ]] && [[ $kept != 0 && $run != changed ]]; } ||
+    { [[ $want_kept == 0 && $run != changed && $run != off ]] && [[ $kept != 0 ]]; } ||
     { [[ $want_kept == 2+ ]] && [[ ${kept:-0} -lt 2 || ${decoded:-x} != 0 ]]; } ||
-    { [[ $patching == 1 ]] && ! head -c 8 "$sites" 2> /dev/null | grep -q IORRSIT1; }; then
+    { [[ $patching == 1 ]] && ! head -c 8 "$sites" 2> /dev/null | grep -q IORRSIT1; } ||
+    { [[ $run == off ]] && [[ -n $kept || $(cksum < "$sites" 2> /dev/null) != "$before" ]]; }; then
     sites_bad+=" $run: status $st, $n events (first run $first_n), $kept objects kept, $decoded decoded;"
   fi
 done
 if [[ -z $sites_bad ]]; then
-  ok "decoded system call sites kept for the next recording: first/second/changed/garbage file, $first_n events each"
+  ok "decoded system call sites kept for the next recording: first/second/changed/garbage file, IORR_CACHE=0, $first_n events each"
 else
   fail "decoded system call sites kept:$sites_bad"
 fi

@@ -238,11 +238,16 @@ void ReplaceFile(const std::string& path, std::string_view text) {
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
+// The boot and the kernel's clocksource now: the kept choice holds while both are the same (a
+// kernel whose watchdog finds the TSC unstable mid-boot moves to another clocksource, and the
+// choice is made again).
 std::string BootId() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
+  std::string id, source;
   std::getline(in, id);
-  return id.size() == 36 ? id : "";
+  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::getline(cs, source);
+  return id.size() == 36 ? id + " " + source : "";
 }
 
 constexpr std::string_view kClockCacheTag = "iorr-clock 1";
@@ -319,6 +324,10 @@ struct SavedObject {
   char why[88];
 };
 constexpr char kSitesMagic[8] = {'I', 'O', 'R', 'R', 'S', 'I', 'T', '1'};
+// At most half the shared state's room is filled from the file: the rest stays for the objects
+// of this recording's programs that are not in it (with no room left, each process would decode
+// them itself).
+constexpr uint32_t kKeptObjects = rec::kPatchObjects / 2, kKeptSites = rec::kPatchSites / 2;
 static_assert(sizeof(rec::PatchSite) == 20 && sizeof(SavedObject) == 160);
 
 bool KeyOf(const std::string& lib, SitesKey* k) {
@@ -338,7 +347,7 @@ uint32_t LoadSites(rec::SharedState* sh, const std::string& path, const SitesKey
   std::memcpy(&head, data.data(), sizeof head);
   if (std::memcmp(head.magic, kSitesMagic, sizeof kSitesMagic) != 0 ||
       head.key.lib_size != key.lib_size || head.key.lib_mtime_ns != key.lib_mtime_ns ||
-      head.objects > rec::kPatchObjects || head.sites > rec::kPatchSites ||
+      head.objects > kKeptObjects || head.sites > kKeptSites ||
       data.size() !=
           sizeof head + head.objects * sizeof(SavedObject) + head.sites * sizeof(rec::PatchSite))
     return 0;
@@ -375,17 +384,26 @@ uint32_t LoadSites(rec::SharedState* sh, const std::string& path, const SitesKey
   return head.objects;
 }
 
-// Writes the finished decodings of the recording to the file, when there are others than the
-// `loaded` ones.
+// Writes the finished decodings of the recording to the file when this recording made new ones
+// (the entries after the `loaded` ones): those first, then the kept ones, within kKeptObjects
+// and kKeptSites (an object not used for a while falls out as new ones come).
 void SaveSites(const rec::SharedState* sh, const std::string& path, const SitesKey& key,
                uint32_t loaded) {
   const rec::PatchCache& c = sh->patch;
+  auto done = [](const rec::PatchObject& e) {
+    return e.state.load(std::memory_order_acquire) == 2 && e.first <= rec::kPatchSites &&
+           e.count <= rec::kPatchSites - e.first && e.build_id_len != 0 &&
+           e.build_id_len <= sizeof e.build_id;
+  };
+  bool any_new = false;
+  for (uint32_t i = loaded; i < rec::kPatchObjects; ++i) any_new |= done(c.object[i]);
+  if (!any_new) return;
   std::vector<SavedObject> objs;
   std::string sites;
-  for (const rec::PatchObject& e : c.object) {
-    if (e.state.load(std::memory_order_acquire) != 2 || e.first > rec::kPatchSites ||
-        e.count > rec::kPatchSites - e.first || e.build_id_len == 0 ||
-        e.build_id_len > sizeof e.build_id)
+  for (uint32_t k = 0; k < rec::kPatchObjects; ++k) {
+    const rec::PatchObject& e = c.object[(k + loaded) % rec::kPatchObjects];  // the new first
+    if (!done(e) || objs.size() == kKeptObjects ||
+        sites.size() / sizeof(rec::PatchSite) + e.count > kKeptSites)
       continue;
     SavedObject o{};
     o.patchable = e.patchable != 0 ? 1 : 0;
@@ -401,7 +419,6 @@ void SaveSites(const rec::SharedState* sh, const std::string& path, const SitesK
     objs.push_back(o);
     sites.append(reinterpret_cast<const char*>(&c.site[e.first]), e.count * sizeof(rec::PatchSite));
   }
-  if (objs.size() == loaded) return;
   SitesFileHead head{};
   std::memcpy(head.magic, kSitesMagic, sizeof head.magic);
   head.key = key;

@@ -25,7 +25,6 @@
 #include <link.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -237,7 +236,6 @@ int32_t SelectorOffset() {
   return static_cast<int32_t>(reinterpret_cast<intptr_t>(&t_selector) - static_cast<intptr_t>(fs));
 }
 
-// Rewrites the planned sites of one object. Stubs first; then each site's jump.
 // The pages of [lo, hi) that sites of the plan lie in, each run of adjacent ones copied for
 // writing in one MADV_POPULATE_WRITE: the rewriting's stores would otherwise take one
 // copy-on-write fault per page, 11 us each on stop 24's host against 1 to 2 us populated
@@ -253,9 +251,8 @@ void PopulateSitePages(uintptr_t lo, uintptr_t hi, const Plan& plan, int first, 
     const Site& s = plan.site[first + i];
     if (s.from < lo || s.to > hi) continue;
     uintptr_t a = s.from & ~uintptr_t{4095}, b = (s.to + 4095) & ~uintptr_t{4095};
-    if (a >= run_lo && b <= run_hi) continue;
-    if (a <= run_hi && a >= run_lo) {
-      run_hi = b;
+    if (a >= run_lo && a <= run_hi) {  // inside or adjacent to the run: it grows
+      run_hi = std::max(run_hi, b);
       continue;
     }
     flush();
@@ -265,10 +262,10 @@ void PopulateSitePages(uintptr_t lo, uintptr_t hi, const Plan& plan, int first, 
   flush();
 }
 
+// Rewrites the planned sites of one object. Stubs first; then each site's jump.
 bool Apply(const Object& o, const Plan& plan, int first, int count) {
   if (count == 0) return true;
-  // Not under a seccomp filter, which may refuse or trap madvise.
-  const bool populate = RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 0;
+  const bool populate = !UnderSeccomp();
   size_t size = (static_cast<size_t>(count) * kStubSize + 4095) & ~size_t{4095};
   uint8_t* mem = StubMemoryNear(o.lo, o.hi, size);
   if (mem == nullptr) return false;

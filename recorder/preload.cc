@@ -369,7 +369,9 @@ void Yield() { RawSyscall6(SYS_sched_yield); }
 // Not under a seccomp filter: one that does not list membarrier may kill or trap the caller
 // (the filter's mode is asked before each use: a program may install one at any time).
 std::atomic<bool> g_membarrier{false};
+}  // namespace
 bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0; }
+namespace {
 void RegisterMembarrier() {
   g_membarrier.store(
       !UnderSeccomp() &&

@@ -33,6 +33,10 @@ namespace iorr::recorder {
 using trace::CallId;
 using trace::Event;
 
+// Whether the process runs under a seccomp filter, which may refuse or trap the system calls the
+// library makes for itself (membarrier, madvise).
+bool UnderSeccomp();
+
 // One call in progress. `on` is false when the call is not recorded (nested, disabled).
 struct Call {
   bool on = false;

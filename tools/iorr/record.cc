@@ -198,12 +198,6 @@ uint64_t CalibrateTsc(const ClockPair& start, bool use_tsc) {
   return (static_cast<uint64_t>(end.mono - start.mono) << 32) / (end.tsc - start.tsc);
 }
 
-// The choice is kept for the rest of the boot in a small file (ClockCachePath), so that only a
-// boot's first recording pays for the check and the calibration (about 5 ms together; a
-// recording's start took 28 ms on stop 24's host). The boot's identity (boot_id) keys it: a TSC
-// that passed the check stays in sync until the machine restarts, and its rate is fixed (the
-// library re-anchors on CLOCK_MONOTONIC every 20 ms, so a rate a few ppm off moves no timestamp
-// by more than 0.1 us). IORR_CLOCK=check checks and calibrates again and rewrites the file.
 // IORR_CACHE=0: no file is read or written (iorr-clock, iorr-sites).
 bool CacheOff() {
   const char* knob = std::getenv("IORR_CACHE");
@@ -220,6 +214,12 @@ std::string CachePath(const char* name) {
   return "";
 }
 
+// The choice is kept for the rest of the boot in a small file (ClockCachePath), so that only a
+// boot's first recording pays for the check and the calibration (about 8 ms together; a
+// recording's start took 28 ms on stop 24's host). The boot's identity (boot_id) keys it: a TSC
+// that passed the check stays in sync until the machine restarts, and its rate is fixed (the
+// library re-anchors on CLOCK_MONOTONIC every 20 ms, so a rate a few ppm off moves no timestamp
+// by more than 0.1 us). IORR_CLOCK=check checks and calibrates again and rewrites the file.
 std::string ClockCachePath() {
   const char* run = std::getenv("XDG_RUNTIME_DIR");  // per user, emptied at boot
   if (!CacheOff() && run != nullptr && run[0] == '/') return std::string(run) + "/iorr-clock";
@@ -241,7 +241,7 @@ void ReplaceFile(const std::string& path, std::string_view text) {
 // The boot and the kernel's clocksource now: the kept choice holds while both are the same (a
 // kernel whose watchdog finds the TSC unstable mid-boot moves to another clocksource, and the
 // choice is made again).
-std::string BootId() {
+std::string ClockKey() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id, source;
   std::getline(in, id);
@@ -281,7 +281,7 @@ ClockChoice ChooseClock(const ClockPair& start) {
     c.why = "IORR_CLOCK=clock_gettime";
     return c;
   }
-  const std::string path = ClockCachePath(), boot = BootId();
+  const std::string path = ClockCachePath(), boot = ClockKey();
   const bool keep = !path.empty() && !boot.empty();
   if (keep && forced != "check" && ReadClockCache(path, boot, &c)) {
     c.why += "; kept from this boot's first check";

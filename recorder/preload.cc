@@ -3038,3 +3038,81 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   errno = saved;
   return VforkReturn{value, ret_addr};
 }
+
+// ---- posix_spawn's child on this memory ----
+// clone(flags, a new stack) whose child calls fn(arg) on that stack and never returns; the
+// parent gets the system call's result. The system call is made here, outside the gate (the
+// caller has set the dispatch selector to allow it, as for vfork).
+extern "C" __attribute__((visibility("hidden"))) long iorr_clone_on_stack(long flags, void* stack,
+                                                                          void (*fn)(void*),
+                                                                          void* arg);
+asm(R"(
+  .text
+  .type iorr_clone_on_stack, @function
+  .p2align 4
+iorr_clone_on_stack:
+  .cfi_startproc
+  endbr64
+  movq %rdx, %r8
+  movq %rcx, %r9
+  xorl %edx, %edx
+  xorl %r10d, %r10d
+  movl $56, %eax
+  syscall
+  testq %rax, %rax
+  jz 1f
+  ret
+1:
+  .cfi_undefined rip
+  xorl %ebp, %ebp
+  movq %r9, %rdi
+  call *%r8
+  ud2
+  .cfi_endproc
+  .size iorr_clone_on_stack, .-iorr_clone_on_stack
+)");
+
+namespace iorr::recorder {
+namespace {
+struct VmChildStart {
+  VforkSave* save;
+  void (*fn)(void*);
+  void* arg;
+};
+[[noreturn]] void VmChildMain(void* p) {
+  auto* s = static_cast<VmChildStart*>(p);
+  iorr_vfork_child(s->save);  // every signal but SIGSYS stays blocked: the save says so
+  s->fn(s->arg);
+  RawSyscall6(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+}  // namespace
+
+long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask) {
+  // Inside a vfork child, or on storage another task has taken back: the caller's other way.
+  // On Valgrind, whose clone makes a vfork a fork (the parent would not wait), too.
+  if (Foreign() || t_vfork_level != 0 || t_vm_child || OnValgrind()) return kNoVmChild;
+  stack_bytes = (stack_bytes + 4095) & ~size_t{4095};
+  long stack = RawSyscall6(SYS_mmap, 0, static_cast<long>(stack_bytes), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (stack < 0 && stack > -4096) return stack;
+  VforkReturn prep = iorr_vfork_prepare(0);  // level 0: always a save, in thread-local storage
+  auto* save = reinterpret_cast<VforkSave*>(prep.value);
+  // The child keeps every signal blocked (but SIGSYS, as the parent has it now): a handler
+  // running in it would run on this memory, before the child's exec resets it. The program's
+  // mask goes to the child through *parent_mask, and back to this thread below.
+  uint64_t mask = save->mask;
+  *parent_mask = mask;
+  save->mask = ~(uint64_t{1} << (SIGSYS - 1));
+  VmChildStart start{save, child, arg};
+  long ret = iorr_clone_on_stack(CLONE_VM | CLONE_VFORK | SIGCHLD,
+                                 reinterpret_cast<char*>(stack) + stack_bytes, VmChildMain, &start);
+  save->mask = mask;
+  int saved = errno;
+  iorr_vfork_parent(ret, save);  // records the clone, takes the thread's state and mask back
+  errno = saved;
+  RawSyscall6(SYS_munmap, stack, static_cast<long>(stack_bytes));
+  return ret;
+}
+
+}  // namespace iorr::recorder

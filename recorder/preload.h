@@ -353,6 +353,16 @@ void ExecKeepsLock(bool keep);
 // A short-lived child (posix_spawn's) that execs at once: never start a writer thread in it;
 // its exec flushes synchronously.
 void NoWriterInThisProcess();
+// Starts a process on this memory, as vfork does, but on a stack of its own (clone with
+// CLONE_VM | CLONE_VFORK, a stack of stack_bytes mapped for it): posix_spawn's child, which costs
+// no page-table copy and leaves the parent no copy-on-write faults, whatever the parent's size.
+// The child runs child(arg) with every signal but SIGSYS blocked and must exec or exit_group;
+// it is recorded as a vfork child (iorr_vfork_child), and the calling thread waits until it has
+// exec'd or ended. *parent_mask: the calling thread's signal mask, for the child to set before
+// its exec. Returns the child's pid or -errno, or kNoVmChild, having done nothing, when the
+// calling task cannot (it is a vfork child itself, foreign to its storage, or on Valgrind).
+inline constexpr long kNoVmChild = -(1L << 40);
+long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask);
 // The call table's tag of kernel call nr (dispatch.cc), or <= 0 when the table lacks it.
 int CallTagOf(long nr);
 // Looks up every interposed function's real address (at load).

@@ -1126,13 +1126,77 @@ static_assert(sizeof(FileActions) == sizeof(posix_spawn_file_actions_t));
   __builtin_unreachable();
 }
 
-// posix_spawn as clone(CLONE_VFORK) + the file actions + exec, so that the child's calls before
-// exec are recorded like any other (glibc's spawn child shares the parent's memory and runs
-// unrecorded). Unlike vfork the child has its own copy of memory, so it can run this code; the
-// parent still waits until the child has exec'd or failed. A failure's errno comes back through
-// a shared anonymous page.
+// posix_spawn's child on the parent's memory (SpawnVmChild): what it needs, and the errno of
+// its failure on the way back.
+struct VmSpawn {
+  bool search;
+  const char* file;
+  const posix_spawn_file_actions_t* fa;
+  const posix_spawnattr_t* attr;
+  char* const* argv;
+  char* const* envp;
+  uint64_t parent_mask;
+  volatile int err;
+};
+
+[[noreturn]] void VmSpawnChild(void* p) {
+  auto* s = static_cast<VmSpawn*>(p);
+  // A handler would run on the parent's memory: every signal the program handles goes back to
+  // SIG_DFL in this process (its table of handlers is its own), as glibc's spawn child does;
+  // glibc's own two (cancellation, setxid) are ignored. The exec would reset them anyway.
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct {
+      long handler, flags, restorer;
+      uint64_t mask;
+    } act = {}, cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
+    bool internal = sig == 32 || sig == 33;
+    if (!internal && (cur.handler == reinterpret_cast<long>(SIG_DFL) ||
+                      cur.handler == reinterpret_cast<long>(SIG_IGN)))
+      continue;
+    act.handler = reinterpret_cast<long>(internal ? SIG_IGN : SIG_DFL);
+    RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&act), 0, 8);
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  memcpy(&mask, &s->parent_mask, sizeof(s->parent_mask));
+  SpawnChildShared(s->search, s->file, s->fa, s->attr, s->argv, s->envp, &mask, &s->err);
+}
+
+// posix_spawn as clone(CLONE_VM | CLONE_VFORK) on a stack of its own + the file actions + exec,
+// as glibc's is, but with the child's calls before its exec recorded like any other (glibc's
+// child runs unrecorded): the child is recorded as a vfork child is (SpawnVmChild). Until stop
+// 25 the child had a copy of the parent's memory (a fork without CLONE_VM): the page tables
+// were copied at each spawn and the parent took a copy-on-write fault on every page it wrote
+// after, which made posix_spawn+wait of a program with 256 MB written 40 times slower recorded
+// (75 ms against 1.8 ms); `make` and `ninja` spawn with it. That way is left for a caller that
+// cannot take the vfork path (itself a vfork child, or foreign to its storage). A failure's
+// errno comes back through the parent's memory.
 int SpawnRecorded(bool search, pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa,
                   const posix_spawnattr_t* attr, char* const* argv, char* const* envp) {
+  {
+    VmSpawn s{search, file, fa, attr, argv, envp, 0, 0};
+    // The child's stack: ExecveRecorded copies the environment's pointers onto it, and an exec
+    // of a script without #! the arguments', besides 16 KiB of its own; untouched pages cost
+    // nothing (MAP_NORESERVE).
+    size_t words = 64;
+    for (char* const* p = argv; p && *p; ++p) ++words;
+    for (char* const* p = envp; p && *p; ++p) ++words;
+    long child =
+        iorr::recorder::SpawnVmChild(VmSpawnChild, &s, (256u << 10) + words * 16, &s.parent_mask);
+    if (child != iorr::recorder::kNoVmChild) {
+      if (child < 0) return static_cast<int>(-child);
+      if (s.err != 0) {  // exec failed: reap the child, as glibc does
+        int status;
+        while (waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
+        }
+        return s.err;
+      }
+      if (pid) *pid = static_cast<pid_t>(child);
+      return 0;
+    }
+  }
   long page =
       RawSyscall6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page < 0 && page > -4096) return EAGAIN;

@@ -3079,7 +3079,9 @@ struct VmChildStart {
   void (*fn)(void*);
   void* arg;
 };
-[[noreturn]] void VmChildMain(void* p) {
+// Not instrumented in sanitizer builds: its noreturn call would have AddressSanitizer take the
+// new stack for a stack switch gone wrong.
+[[noreturn]] __attribute__((no_sanitize("address"))) void VmChildMain(void* p) {
   auto* s = static_cast<VmChildStart*>(p);
   iorr_vfork_child(s->save);  // every signal but SIGSYS stays blocked: the save says so
   s->fn(s->arg);
@@ -3088,14 +3090,21 @@ struct VmChildStart {
 }
 }  // namespace
 
-long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask) {
+long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask,
+                  const volatile int* failed) {
   // Inside a vfork child, or on storage another task has taken back: the caller's other way.
   // On Valgrind, whose clone makes a vfork a fork (the parent would not wait), too.
   if (Foreign() || t_vfork_level != 0 || t_vm_child || OnValgrind()) return kNoVmChild;
-  stack_bytes = (stack_bytes + 4095) & ~size_t{4095};
+  // The stack, with a guard page below it: an overflow would write into whatever of the
+  // parent's memory lies there.
+  stack_bytes = ((stack_bytes + 4095) & ~size_t{4095}) + 4096;
   long stack = RawSyscall6(SYS_mmap, 0, static_cast<long>(stack_bytes), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (stack < 0 && stack > -4096) return stack;
+  if (long r = RawSyscall6(SYS_mprotect, stack, 4096, PROT_NONE); r != 0) {
+    RawSyscall6(SYS_munmap, stack, static_cast<long>(stack_bytes));
+    return r;
+  }
   VforkReturn prep = iorr_vfork_prepare(0);  // level 0: always a save, in thread-local storage
   auto* save = reinterpret_cast<VforkSave*>(prep.value);
   // The child keeps every signal blocked (but SIGSYS, as the parent has it now): a handler
@@ -3108,6 +3117,11 @@ long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t*
   long ret = iorr_clone_on_stack(CLONE_VM | CLONE_VFORK | SIGCHLD,
                                  reinterpret_cast<char*>(stack) + stack_bytes, VmChildMain, &start);
   save->mask = mask;
+  // A child whose exec failed is reaped while this thread's signals are still blocked, as
+  // glibc does: a SIGCHLD handler of the program's must not reap a pid posix_spawn never gave it.
+  if (ret > 0 && *failed != 0)
+    while (RawSyscall6(SYS_wait4, ret, 0, 0, 0) == -EINTR) {
+    }
   int saved = errno;
   iorr_vfork_parent(ret, save);  // records the clone, takes the thread's state and mask back
   errno = saved;

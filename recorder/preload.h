@@ -359,10 +359,12 @@ void NoWriterInThisProcess();
 // The child runs child(arg) with every signal but SIGSYS blocked and must exec or exit_group;
 // it is recorded as a vfork child (iorr_vfork_child), and the calling thread waits until it has
 // exec'd or ended. *parent_mask: the calling thread's signal mask, for the child to set before
-// its exec. Returns the child's pid or -errno, or kNoVmChild, having done nothing, when the
+// its exec. A child that set *failed (its exec failed) is reaped before the thread's signals are
+// unblocked. Returns the child's pid or -errno, or kNoVmChild, having done nothing, when the
 // calling task cannot (it is a vfork child itself, foreign to its storage, or on Valgrind).
 inline constexpr long kNoVmChild = -(1L << 40);
-long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask);
+long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t* parent_mask,
+                  const volatile int* failed);
 // The call table's tag of kernel call nr (dispatch.cc), or <= 0 when the table lacks it.
 int CallTagOf(long nr);
 // Looks up every interposed function's real address (at load).

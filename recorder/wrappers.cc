@@ -1139,7 +1139,8 @@ struct VmSpawn {
   volatile int err;
 };
 
-[[noreturn]] void VmSpawnChild(void* p) {
+// Not instrumented in sanitizer builds (see VmChildMain).
+[[noreturn]] __attribute__((no_sanitize("address"))) void VmSpawnChild(void* p) {
   auto* s = static_cast<VmSpawn*>(p);
   // A handler would run on the parent's memory: every signal the program handles goes back to
   // SIG_DFL in this process (its table of handlers is its own), as glibc's spawn child does;
@@ -1183,16 +1184,11 @@ int SpawnRecorded(bool search, pid_t* pid, const char* file, const posix_spawn_f
     size_t words = 64;
     for (char* const* p = argv; p && *p; ++p) ++words;
     for (char* const* p = envp; p && *p; ++p) ++words;
-    long child =
-        iorr::recorder::SpawnVmChild(VmSpawnChild, &s, (256u << 10) + words * 16, &s.parent_mask);
+    long child = iorr::recorder::SpawnVmChild(VmSpawnChild, &s, (256u << 10) + words * 16,
+                                              &s.parent_mask, &s.err);
     if (child != iorr::recorder::kNoVmChild) {
       if (child < 0) return static_cast<int>(-child);
-      if (s.err != 0) {  // exec failed: reap the child, as glibc does
-        int status;
-        while (waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
-        }
-        return s.err;
-      }
+      if (s.err != 0) return s.err;  // exec failed: SpawnVmChild reaped the child
       if (pid) *pid = static_cast<pid_t>(child);
       return 0;
     }
@@ -1218,16 +1214,15 @@ int SpawnRecorded(bool search, pid_t* pid, const char* file, const posix_spawn_f
     long k[6] = {CLONE_VFORK | SIGCHLD};
     EndCall(&c, CallId::clone, k, child);
   }
-  sigprocmask(SIG_SETMASK, &old, nullptr);
   int err = child < 0 ? static_cast<int>(-child) : *shared_err;
-  RawSyscall6(SYS_munmap, page, 4096);
-  if (child < 0) return err;
-  if (err != 0) {  // exec failed: reap the child, as glibc does
+  if (child > 0 && err != 0) {  // exec failed: reap the child before a SIGCHLD handler can
     int status;
     while (waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
     }
-    return err;
   }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  RawSyscall6(SYS_munmap, page, 4096);
+  if (child < 0 || err != 0) return err;
   if (pid) *pid = static_cast<pid_t>(child);
   return 0;
 }

@@ -4,7 +4,8 @@
 # and checks, per program, that trace_coverage finds 100% of the file-system calls strace saw
 # in the program's own threads (same order, same results), and that the program's output, exit
 # status and files equal an unrecorded run's. Programs: tar xf, tar cf, rm -rf, cp -a,
-# find -delete, sqlite3 with transactions, a Python script writing from 4 threads, fs_torture.
+# find -delete, sqlite3 with transactions, make -j2, a Python script writing from 4 threads,
+# fs_torture.
 # Prints each program's coverage line, then "N passed, M failed". Exit 0 when all passed, 1
 # otherwise, 77 (skip) without strace or the recorder library. IORR_KEEP=1 keeps the work dir.
 # Usage: record_strace_test.sh IORR_BIN BUILD_DIR SRC_DIR
@@ -193,6 +194,24 @@ EOF
   run_case sqlite3 -- sqlite3 db
 else
   echo "SKIP: sqlite3: not installed"
+  skipped=$((skipped + 1))
+fi
+
+# make -j2: GNU make (4.3) starts its recipes with posix_spawn, two at a time; each recipe
+# copies a file (cp: no shell), so every child is a posix_spawn child on make's memory
+# (since stop 25), recorded as a vfork child until its exec.
+if command -v make > /dev/null; then
+  setup_make() {
+    {
+      printf 'all: %s\n' "$(seq -f 'o%g' 1 40 | tr '\n' ' ')"
+      printf 'o%%:\n\tcp Makefile $@\n'
+    } > "$1/Makefile"
+  }
+  check_make() { both_trees_equal "$1" . no-times; }
+  setup=setup_make check=check_make
+  run_case make-j2 -- make -s -j2
+else
+  echo "SKIP: make: not installed"
   skipped=$((skipped + 1))
 fi
 

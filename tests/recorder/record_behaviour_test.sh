@@ -2849,6 +2849,66 @@ if cc -O1 spawnvm.c -o spawnvm 2> /dev/null; then
   fi
 fi
 
+# posix_spawn from four threads at once, 200 spawns each with a file action, on the parent's
+# memory: each thread's child runs on that thread's storage while the other threads record on.
+cat > spawnmt.c << 'C'
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char** environ;
+static void* work(void* a) {
+  long k = (long)a, bad = 0;
+  for (int i = 0; i < 200; ++i) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    char* av[] = {"true", 0};
+    pid_t p;
+    int st = -1;
+    if (posix_spawn(&p, "/bin/true", &fa, 0, av, environ) != 0 || waitpid(p, &st, 0) != p ||
+        st != 0)
+      bad++;
+    posix_spawn_file_actions_destroy(&fa);
+    if (i % 50 == 0) {
+      char n[64];
+      snprintf(n, sizeof n, "spawnmt%ld.tmp", k);
+      close(open(n, O_CREAT | O_WRONLY, 0644));
+      unlink(n);
+    }
+  }
+  return (void*)bad;
+}
+int main(void) {
+  pthread_t t[4];
+  for (long k = 0; k < 4; ++k) pthread_create(&t[k], 0, work, (void*)k);
+  long bad = 0;
+  for (int k = 0; k < 4; ++k) {
+    void* r;
+    pthread_join(t[k], &r);
+    bad += (long)r;
+  }
+  printf("failed spawns %ld\n", bad);
+  return bad != 0;
+}
+C
+if cc -O1 -pthread spawnmt.c -o spawnmt 2> /dev/null; then
+  out=$(timeout -s KILL 120 "$iorr" record -q -o spawnmt.iorr -- ./spawnmt)
+  st=$?
+  "$iorr" dump spawnmt.iorr > spawnmt.txt 2>&1
+  clones=$(grep -c 'clone(CLONE_VM|CLONE_VFORK|SIGCHLD)' spawnmt.txt)
+  execs=$(grep -c 'execve("/bin/true"' spawnmt.txt)
+  opens=$(grep -c 'openat(AT_FDCWD, "/dev/null", O_WRONLY' spawnmt.txt)
+  if [[ $st == 0 && $out == "failed spawns 0" && $clones == 800 && $execs == 800 &&
+        $opens == 800 ]]; then
+    ok "posix_spawn from 4 threads at once: 800 spawns, each child's open and exec recorded"
+  else
+    fail "posix_spawn from 4 threads at once: status $st (137: hung), '$out', $clones clones, $execs execs, $opens opens"
+  fi
+fi
+
 # Small thread stacks. glibc starts a thread with 2 KiB of stack left after its static TLS; the
 # recording needs more (a trap's 3.6 KiB signal frame, a lazy binding's 2.7 KiB of vector state,
 # the audit module's TLS room), so the pthread_create wrapper gives a stack the program sized

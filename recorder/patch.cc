@@ -49,9 +49,12 @@
 // information says so: a return to "site + 1" in the function that made the call, whose frame
 // rules then apply (cancellation of a thread blocked in the call unwinds through here).
 // It saves what the call and the code around the site need (rax, the number, then the result;
-// r9, r8, r10, rdx, rsi, rdi) and the whole extended register state (the kernel preserves it
-// across a system call; the library's C code and the libc functions it calls may not), calls
-// iorr_patched_syscall(frame) and returns its answer in %r11.
+// r9, r8, r10, rdx, rsi, rdi) and the extended register state (the kernel preserves it across
+// a system call; the library's C code and the libc functions it calls may not), calls
+// iorr_patched_syscall(frame) and returns its answer in %r11. The AMX tile state is left out
+// (iorr_xsave_mask): nothing the library runs uses tiles, and with it the area is 11 KiB, not
+// 2.7: more than a crash handler's small alternate signal stack has room for (abort() in a
+// SIGSEGV handler on an 8 KiB sigaltstack overflowed it on a Sapphire Rapids host).
 __asm__(
     ".text\n"
     ".p2align 4\n"
@@ -85,8 +88,8 @@ __asm__(
     "  movq %rax, 552(%rsp)\n"
     "  movq %rax, 560(%rsp)\n"
     "  movq %rax, 568(%rsp)\n"
-    "  movl $-1, %eax\n"
-    "  movl $-1, %edx\n"
+    "  movl iorr_xsave_mask(%rip), %eax\n"
+    "  movl iorr_xsave_mask+4(%rip), %edx\n"
     "  xsave64 (%rsp)\n"
     "  jmp 2f\n"
     "1:\n"
@@ -97,8 +100,8 @@ __asm__(
     "  movq %rax, %r11\n"
     "  cmpb $0, iorr_have_xsave(%rip)\n"
     "  je 3f\n"
-    "  movl $-1, %eax\n"
-    "  movl $-1, %edx\n"
+    "  movl iorr_xsave_mask(%rip), %eax\n"
+    "  movl iorr_xsave_mask+4(%rip), %edx\n"
     "  xrstor64 (%rsp)\n"
     "  jmp 4f\n"
     "3:\n"
@@ -118,11 +121,39 @@ __asm__(
     "  .cfi_endproc\n"
     ".size iorr_patch_entry, .-iorr_patch_entry\n");
 
-// The save area's size (set before any site is rewritten) and whether xsave is usable.
+// The save area's size (set before any site is rewritten), whether xsave is usable, and the
+// state components it saves (XCR0 without the tiles).
 extern "C" {
 __attribute__((visibility("hidden"))) uint64_t iorr_xsave_size = 512 + 64;
 __attribute__((visibility("hidden"))) uint8_t iorr_have_xsave = 0;
+__attribute__((visibility("hidden"))) uint64_t iorr_xsave_mask = 0;
 }
+
+namespace iorr::recorder {
+namespace {
+constexpr uint64_t kTileState = (uint64_t{1} << 17) | (uint64_t{1} << 18);  // XTILECFG, XTILEDATA
+
+// The standard-form save area for the enabled components but the tiles: the legacy area and
+// header (576 bytes), then each component at the offset CPUID leaf 0xD gives it.
+void ChooseXsave() {
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d);
+  if (!(c & (1u << 26)) || !(c & (1u << 27))) return;  // no XSAVE, or not enabled (OSXSAVE)
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  uint64_t mask = ((uint64_t{hi} << 32) | lo) & ~kTileState;
+  uint64_t size = 512 + 64;
+  for (unsigned i = 2; i < 63; ++i) {
+    if (!(mask & (uint64_t{1} << i))) continue;
+    __cpuid_count(0xd, i, a, b, c, d);  // a: the component's size, b: its offset
+    size = std::max<uint64_t>(size, uint64_t{b} + a);
+  }
+  iorr_xsave_mask = mask;
+  iorr_xsave_size = size + 64;  // and room to align the area to 64 bytes
+  iorr_have_xsave = 1;
+}
+}  // namespace
+}  // namespace iorr::recorder
 
 extern "C" void iorr_patch_entry() __attribute__((visibility("hidden")));
 
@@ -380,14 +411,7 @@ bool PatchInstall(char* why, size_t why_len) {
     snprintf(why, why_len, "threads were started before the recorder (%d)", ProgramThreads());
     return false;
   }
-  // The entry's save area: xsave's size for the enabled state components (fxsave without it).
-  unsigned a, b, c, d;
-  __cpuid(1, a, b, c, d);
-  if ((c & (1u << 26)) && (c & (1u << 27))) {
-    __cpuid_count(0xd, 0, a, b, c, d);
-    iorr_xsave_size = b + 64;
-    iorr_have_xsave = 1;
-  }
+  ChooseXsave();  // the entry's save area (fxsave's without XSAVE)
   SharedState* sh = Shared();
   Plan& plan = g_plan;
   plan.Reset();

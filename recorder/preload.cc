@@ -339,6 +339,9 @@ struct VforkSave {
   // Set by a task further down the stack that resumed while this save's task waited in vfork:
   // the task is foreign on its return (see iorr_vfork_parent).
   bool orphaned;
+  // The value g_fd_move_lock holds while the parent holds it for the child (the parent's tid,
+  // see iorr_vfork_prepare), 0 when it was not taken.
+  int fd_lock;
 };
 constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
 // The first level in thread-local storage, deeper ones (a vfork child's own vfork) in a page
@@ -2863,9 +2866,33 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   bool on = BeginCall(&v.call);
   v.state = t_state;  // after BeginCall, which makes the thread's first one
   if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
+  // The child copies this fd table at the system call and reads the numbers of the library's
+  // fds from the process's variables: no other thread may move them (VacateFd) in between, or
+  // the child would take a number that is not the library's fd in its table. The child gives
+  // the lock back once it has its numbers (iorr_vfork_child); the parent, if the child could
+  // not (no child, or one killed first). A vfork child's own numbers are its own already.
+  // The lock holds the parent's tid, not 1: whichever of the two gives it back first, the
+  // other's give-back finds another value (free, or another thread's) and leaves it, so a child
+  // killed at any point neither keeps the lock nor has it given back twice.
+  if (!t_vm_child) {
+    int tid = static_cast<int>(Gettid());
+    for (int expect = 0;
+         !g_fd_move_lock.compare_exchange_weak(expect, tid, std::memory_order_acquire); expect = 0)
+      Yield();
+    v.fd_lock = tid;
+  }
   AllowSyscalls();
   return VforkReturn{reinterpret_cast<long>(&v), ret_addr};
 }
+
+namespace iorr::recorder {
+namespace {
+void GiveBackFdLock(const VforkSave& v) {
+  int held = v.fd_lock;
+  if (held != 0) g_fd_move_lock.compare_exchange_strong(held, 0, std::memory_order_release);
+}
+}  // namespace
+}  // namespace iorr::recorder
 
 // After a plain vfork (see iorr_vfork_prepare), in both: the result; for one made by a task with
 // no room for a save (`deep`), the mask before it in both, and the owner's selector back (the
@@ -2891,6 +2918,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
   VforkSave& v = *save;
   // Taken back meanwhile by a task above the parent (its own parent died): foreign at once.
   if (v.orphaned || t_owner_tid != v.owner_tid) {
+    GiveBackFdLock(v);
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
     return VforkReturn{0, v.ret_addr};
   }
@@ -2900,6 +2928,11 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
   // keeps its own), found before this task counts as a vfork child (CurrentLockFd).
   int inherited = CurrentLockFd();
   if (inherited >= 0) RawSyscall6(SYS_close, inherited);
+  if (v.fd_lock) {  // the numbers this table has, kept as a vfork child's own (CurTraceFd)
+    t_vm_trace_fd = g_trace_fd;
+    t_vm_shm_fd = g_shm_fd;
+    GiveBackFdLock(v);
+  }
   ThreadState* ts = v.child;
   t_vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
   t_state = nullptr;
@@ -2941,6 +2974,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   using namespace iorr::recorder;
   VforkSave& v = *save;
   long value = ret < 0 ? -1 : ret;
+  GiveBackFdLock(v);  // no child took it back: the system call failed, or the child was killed
   // A task above this one resumed meanwhile and took the storage back (or is about to: its
   // child, this task's parent, has died; the kernel wakes the task above before it reparents
   // this one, so a narrow window remains): this task is foreign now, and leaves the storage

@@ -142,10 +142,17 @@ void ChooseXsave() {
   unsigned lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   uint64_t mask = ((uint64_t{hi} << 32) | lo) & ~kTileState;
+  __cpuid_count(0xd, 0, a, b, c, d);
+  const uint64_t all_size = b;  // the area for every enabled component, tiles included
   uint64_t size = 512 + 64;
   for (unsigned i = 2; i < 63; ++i) {
     if (!(mask & (uint64_t{1} << i))) continue;
     __cpuid_count(0xd, i, a, b, c, d);  // a: the component's size, b: its offset
+    if (a == 0 || b == 0) {  // not told (a hypervisor's filtered CPUID): all of it, as before
+      mask = ~uint64_t{0};
+      size = all_size;
+      break;
+    }
     size = std::max<uint64_t>(size, uint64_t{b} + a);
   }
   iorr_xsave_mask = mask;

@@ -339,8 +339,8 @@ struct VforkSave {
   // Set by a task further down the stack that resumed while this save's task waited in vfork:
   // the task is foreign on its return (see iorr_vfork_parent).
   bool orphaned;
-  // The value g_fd_move_lock holds while the parent holds it for the child (the parent's tid,
-  // see iorr_vfork_prepare), 0 when it was not taken.
+  // The value g_fd_move_lock holds while the parent holds it for the child (from the parent's
+  // tid, see iorr_vfork_prepare), 0 when it was not taken.
   int fd_lock;
 };
 constexpr int kVforkNesting = 16;  // a vfork child's vfork's child's ... (or a handler's vfork)
@@ -2871,11 +2871,12 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   // the child would take a number that is not the library's fd in its table. The child gives
   // the lock back once it has its numbers (iorr_vfork_child); the parent, if the child could
   // not (no child, or one killed first). A vfork child's own numbers are its own already.
-  // The lock holds the parent's tid, not 1: whichever of the two gives it back first, the
-  // other's give-back finds another value (free, or another thread's) and leaves it, so a child
-  // killed at any point neither keeps the lock nor has it given back twice.
+  // The lock holds a value of the parent's own, not Lock()'s 1: whichever of the two gives it
+  // back first, the other's give-back finds another value (free, or another thread's) and leaves
+  // it, so a child killed at any point neither keeps the lock nor has it given back twice. The
+  // tid with bit 30 set (tids stay below 2^22): a namespace's first process has tid 1.
   if (!t_vm_child) {
-    int tid = static_cast<int>(Gettid());
+    int tid = static_cast<int>(Gettid()) | (1 << 30);
     for (int expect = 0;
          !g_fd_move_lock.compare_exchange_weak(expect, tid, std::memory_order_acquire); expect = 0)
       Yield();

@@ -2909,6 +2909,46 @@ if cc -O1 -pthread spawnmt.c -o spawnmt 2> /dev/null; then
   fi
 fi
 
+# A PID namespace's first process (tid 1) spawning and vforking: the parent holds the library's
+# fd-move lock for its child with a value of its own (iorr_vfork_prepare), which must not be
+# Lock()'s 1, or its give-back could free another thread's hold. 50 posix_spawns and 50 vforks
+# of pid 1, each recorded as a process of its own, in every mode.
+cat > nsspawn.c << 'C'
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char** environ;
+int main(void) {
+  int spawned = 0, forked = 0;
+  for (int i = 0; i < 50; i++) {
+    pid_t p;
+    char* argv[] = {"/bin/true", 0};
+    if (posix_spawn(&p, "/bin/true", 0, 0, argv, environ) == 0 && waitpid(p, 0, 0) == p) spawned++;
+    pid_t v = vfork();
+    if (v == 0) _exit(0);
+    if (v > 0 && waitpid(v, 0, 0) == v) forked++;
+  }
+  printf("pid %d: %d spawns, %d vforks\n", getpid(), spawned, forked);
+  return 0;
+}
+C
+if ! unshare -fp true 2> /dev/null; then
+  echo "skip: spawns of a PID namespace's first process (unshare -fp fails: needs root)"
+elif cc -O1 nsspawn.c -o nsspawn 2> /dev/null; then
+  for how in default IORR_PATCH=1 IORR_PATCH=0; do
+    out=$(env "${how/default/IORR_X=}" timeout -s KILL 60 "$iorr" record -q -o ns.iorr -- unshare -fp ./nsspawn 2>&1)
+    st=$?
+    procs=$("$iorr" stats --json ns.iorr 2> /dev/null | grep -o '"processes":[0-9]*' | cut -d: -f2)
+    # unshare, its forked child that execs nsspawn, 50 spawned and 50 vforked children
+    if [[ $st == 0 && $out == "pid 1: 50 spawns, 50 vforks" && $procs == 102 ]]; then
+      ok "spawns of a PID namespace's first process ($how): $out, $procs processes"
+    else
+      fail "spawns of a PID namespace's first process ($how): status $st (137: hung), '$out', ${procs:-no} processes"
+    fi
+  done
+fi
+
 # Small thread stacks. glibc starts a thread with 2 KiB of stack left after its static TLS; the
 # recording needs more (a trap's 3.6 KiB signal frame, a lazy binding's 2.7 KiB of vector state,
 # the audit module's TLS room), so the pthread_create wrapper gives a stack the program sized

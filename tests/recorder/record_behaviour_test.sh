@@ -2949,6 +2949,62 @@ elif cc -O1 nsspawn.c -o nsspawn 2> /dev/null; then
   done
 fi
 
+# A fork-like clone3 through syscall() (own memory, no new stack; with and without CLONE_FILES):
+# the child is a process of its own, and the parent's events before it are in the trace once.
+# Without dispatch the syscall() wrapper saw only clone: the child went on as its parent (one
+# process, the calls before the clone twice). With 5000 calls first the process has switched
+# to patched sites.
+cat > clone3.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  int n = argc > 2 ? 5000 : 20;
+  for (int i = 0; i < n; i++) close(open("c3.before", O_RDONLY | O_CREAT, 0644));
+  struct clone_args ca;
+  memset(&ca, 0, sizeof ca);
+  ca.flags = strcmp(argv[1], "files") == 0 ? CLONE_FILES : 0;
+  ca.exit_signal = SIGCHLD;
+  long c = syscall(SYS_clone3, &ca, sizeof ca);
+  if (c == 0) {
+    for (int i = 0; i < 30; i++) close(open("c3.child", O_WRONLY | O_CREAT, 0644));
+    _exit(0);
+  }
+  if (c < 0) return 1;
+  int st;
+  waitpid(c, &st, 0);
+  for (int i = 0; i < 10; i++) close(open("c3.parent", O_WRONLY | O_CREAT, 0644));
+  printf("child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
+  return 0;
+}
+C
+if cc -O1 clone3.c -o clone3 2> /dev/null && ./clone3 own > /dev/null 2>&1; then
+  for how in default IORR_DISPATCH=0; do
+    for run in "own" "files" "own many" "files many"; do
+      out=$(env "${how/default/IORR_X=}" timeout -s KILL 60 "$iorr" record -q -o c3.iorr -- ./clone3 $run 2>&1)
+      st=$?
+      "$iorr" dump c3.iorr > c3.txt 2>&1
+      procs=$("$iorr" stats --json c3.iorr 2> /dev/null | grep -o '"processes":[0-9]*' | cut -d: -f2)
+      want=20
+      [[ $run == *many ]] && want=5000
+      got="$(grep -c '"c3.before"' c3.txt) $(grep -c '"c3.child"' c3.txt) $(grep -c '"c3.parent"' c3.txt)"
+      if [[ $st == 0 && $out == "child ok" && $procs == 2 && $got == "$want 30 10" ]]; then
+        ok "clone3 through syscall() ($how, $run): 2 processes, opens before/child/parent $got"
+      else
+        fail "clone3 through syscall() ($how, $run): status $st, '$out', ${procs:-no} processes, opens before/child/parent $got (want $want 30 10)"
+      fi
+    done
+  done
+else
+  echo "skip: clone3 through syscall() (no clone3 here)"
+fi
+
 # Small thread stacks. glibc starts a thread with 2 KiB of stack left after its static TLS; the
 # recording needs more (a trap's 3.6 KiB signal frame, a lazy binding's 2.7 KiB of vector state,
 # the audit module's TLS room), so the pthread_create wrapper gives a stack the program sized

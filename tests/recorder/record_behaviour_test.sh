@@ -2698,9 +2698,10 @@ if cc -O1 vfdeep.c -o vfdeep 2> /dev/null; then
 fi
 
 # posix_spawn with POSIX_SPAWN_RESETIDS at once after the process's first recorded call (as
-# make does): the spawn child, a copy of the parent's memory, reset its ids through libc's
-# setgid, which waits for every thread on glibc's list, the writer thread the call had just
-# created among them, absent from the copy: it hung for ever, most runs (stop 17).
+# make does): the spawn child (then a copy of the parent's memory; on it since stop 25) reset
+# its ids through libc's setgid, which waits for every thread on glibc's list, the writer thread
+# the call had just created among them, absent from the child: it hung for ever, most runs
+# (stop 17). It uses the kernel's setgid/setuid since, as glibc's own child does.
 cat > spawnids.c << 'C'
 #include <fcntl.h>
 #include <spawn.h>

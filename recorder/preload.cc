@@ -1030,6 +1030,7 @@ ThreadState* AllocThreadState() {
     RawSyscall6(SYS_munmap, reinterpret_cast<long>(mem), static_cast<long>(total));
     return nullptr;
   }
+  ts->enc.StartCompact();  // a short-lived thread's chunk in one page, not nine
   return ts;
 }
 

@@ -128,16 +128,9 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* 
   size_t nslots = MaxSlots(limits);
   memory_bytes_ = MemoryBytes(limits);
   memory_ = static_cast<uint8_t*>(memory);
-  uint8_t* p = memory_;
-  for (auto& s : sec_) {
-    s.begin = s.p = p;
-    s.end = p + limits.section_bytes;
-    p += limits.section_bytes;
-  }
-  arena_ = reinterpret_cast<char*>(p);
-  arena_cap_ = limits.section_bytes;
-  p += limits.section_bytes;
-  slot_region_ = reinterpret_cast<Slot*>(p);
+  Layout(false);
+  slot_region_ = reinterpret_cast<Slot*>(memory_ + static_cast<size_t>(limits.section_bytes) *
+                                                       (kNumSections + 1));
   max_slots_ = static_cast<uint32_t>(nslots);
   UseTable(kMinSlots);
   strings_ = 0;
@@ -145,7 +138,31 @@ bool ChunkEncoder::Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* 
   return true;
 }
 
+static_assert(ChunkEncoder::kCompactBytes * (kNumSections + 1) <= 4096);
+
+void ChunkEncoder::Layout(bool compact) {
+  compact_ = compact;
+  const size_t step = compact ? kCompactBytes : limits_.section_bytes;
+  uint8_t* p = memory_;
+  for (auto& s : sec_) {
+    s.begin = s.p = p;
+    s.end = p + step;
+    p += step;
+  }
+  arena_ = reinterpret_cast<char*>(p);
+  arena_cap_ = static_cast<uint32_t>(step);
+}
+
+void ChunkEncoder::StartCompact() {
+  if (events_ == 0) {
+    Layout(true);
+    compact_full_ = false;
+  }
+}
+
 void ChunkEncoder::Reset() {
+  if (compact_full_) Layout(false);
+  compact_full_ = false;
   for (auto& s : sec_) s.p = s.begin;
   if (strings_) UseTable(kMinSlots);
   arena_used_ = 0;
@@ -266,6 +283,17 @@ bool ChunkEncoder::PutString(const Arg& a, bool listing) {
   return true;
 }
 
+// Room for an event of nargs arguments and str_bytes of strings (nstr of them) at worst.
+bool ChunkEncoder::Fits(size_t nargs, size_t str_bytes, size_t nstr) const {
+  const size_t v = kMaxVarintBytes, na = nargs;
+  return !(events_ >= limits_.max_events || sec_[kSecCalls].room() < v ||
+           sec_[kSecStarts].room() < v || sec_[kSecDurations].room() < v ||
+           sec_[kSecRets].room() < v || sec_[kSecFds].room() < v * na ||
+           sec_[kSecInts].room() < v * na || sec_[kSecStrRefs].room() < 3 * v * na ||
+           sec_[kSecStrBytes].room() < str_bytes || arena_cap_ - arena_used_ < str_bytes ||
+           strings_ + nstr > limits_.max_strings);
+}
+
 ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
   const CallSpec* spec = SpecOf(e.call);
   if (spec == nullptr) return AddResult::kInvalid;
@@ -283,13 +311,17 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
   // the string table holds.
   if (str_bytes > limits_.section_bytes / 4 || nstr > limits_.max_strings)
     return AddResult::kInvalid;
-  const size_t v = kMaxVarintBytes, na = spec->nargs;
-  if (events_ >= limits_.max_events || sec_[kSecCalls].room() < v || sec_[kSecStarts].room() < v ||
-      sec_[kSecDurations].room() < v || sec_[kSecRets].room() < v ||
-      sec_[kSecFds].room() < v * na || sec_[kSecInts].room() < v * na ||
-      sec_[kSecStrRefs].room() < 3 * v * na || sec_[kSecStrBytes].room() < str_bytes ||
-      arena_cap_ - arena_used_ < str_bytes || strings_ + nstr > limits_.max_strings)
-    return AddResult::kFull;
+  if (!Fits(spec->nargs, str_bytes, nstr)) {
+    // An empty chunk of the compact start that cannot take the event: the full layout from now
+    // on (nothing is in the sections to move).
+    if (!compact_) return AddResult::kFull;
+    if (events_ != 0) {  // this chunk ends here, the next one is full size
+      compact_full_ = true;
+      return AddResult::kFull;
+    }
+    Layout(false);
+    if (!Fits(spec->nargs, str_bytes, nstr)) return AddResult::kFull;
+  }
 
   int64_t start_u = ToUnits(e.start_ns, unit_);
   int64_t end_u = ToUnits(e.end_ns, unit_);
@@ -319,8 +351,8 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
 }
 
 size_t ChunkEncoder::MaxOutputBytes() const {
-  size_t raw = kPrefixBytes;
-  for (const auto& s : sec_) raw += static_cast<size_t>(s.end - s.begin);
+  // (the limits' layout: what a compact start uses is less)
+  size_t raw = kPrefixBytes + static_cast<size_t>(limits_.section_bytes) * std::size(sec_);
   // (+ a block header for each section's block of its own: Compress)
   return kMaxChunkRecordBytes + ZSTD_compressBound(raw) + 4 * (std::size(sec_) + 1);
 }

@@ -52,7 +52,9 @@ class ChunkCompressor {
 class ChunkEncoder {
  public:
   enum class AddResult { kOk, kFull, kInvalid };
-  static constexpr size_t kMinSlots = 1024;  // the string table's first size (16 KiB)
+  static constexpr size_t kMinSlots = 128;  // the string table's first size (2 KiB)
+  // A compact start's room per section (and for the strings): all in the memory's first page.
+  static constexpr uint32_t kCompactBytes = 384;
   // Payloads of at most this many bytes are stored in their frame, not compressed.
   static constexpr size_t kStoredMaxBytes = 1024;
 
@@ -68,6 +70,13 @@ class ChunkEncoder {
   // not), e.g. from mmap in the recorder. The encoder never frees it.
   bool Init(const ChunkLimits& limits, uint32_t time_unit_ns, void* memory);
   static size_t MemoryBytes(const ChunkLimits& limits);
+
+  // Keeps the sections (kCompactBytes each) and the strings in the first page of the memory
+  // until an event does not fit an empty chunk there; then, for good, the limits' layout. A
+  // short-lived stream (a short process's thread) then touches one page, not one per section:
+  // the first chunk of a longer one ends early (Add says kFull), the chunks after are full size.
+  // On an empty encoder only (after Init or Begin).
+  void StartCompact();
 
   // Starts a new, empty chunk for a stream.
   void Begin(uint64_t stream_id, uint32_t pid, uint32_t tid);
@@ -117,6 +126,8 @@ class ChunkEncoder {
   void UseTable(size_t n);
   void GrowTable();
   bool PutString(const Arg& a, bool listing);
+  void Layout(bool compact);  // the sections and the arena (on an empty encoder)
+  bool Fits(size_t nargs, size_t str_bytes, size_t nstr) const;
   void Reset();
 
   ChunkLimits limits_{};
@@ -137,6 +148,8 @@ class ChunkEncoder {
   uint32_t prev_new_offset_ = 0, prev_new_len_ = 0;
   uint32_t last_ref_ = UINT32_MAX;  // table index last referenced or added by a reference
   bool owns_memory_ = false;
+  bool compact_ = false;       // StartCompact's layout in use
+  bool compact_full_ = false;  // a compact chunk filled up: the next one takes the full layout
 
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;

@@ -82,6 +82,7 @@ Status TraceWriter::Add(const Event& e) {
         return Status::Error("out of memory for a chunk encoder");
     }
     s.encoder->Begin(s.id, e.pid, e.tid);
+    if (options_.compact_start) s.encoder->StartCompact();
     it = streams_.emplace(key, std::move(s)).first;
   }
   last_ = it;

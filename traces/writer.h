@@ -29,6 +29,8 @@ struct WriterOptions {
   // import of the Linux tar 168 chunks and 3.40 bytes/event instead of 12 and 2.99).
   // 0: only full chunks and ended streams.
   int64_t idle_flush_ns = 100'000'000;
+  // Each stream's encoder starts compact (ChunkEncoder::StartCompact), as the recorder's do.
+  bool compact_start = false;
 };
 
 class TraceWriter {

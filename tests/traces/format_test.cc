@@ -135,7 +135,8 @@ Event View(const Owned& o) {
 }
 
 std::string WriteTrace(const std::string& name, const std::vector<Owned>& events, uint32_t unit,
-                       ChunkLimits limits = {}, bool promise_start = false) {
+                       ChunkLimits limits = {}, bool promise_start = false,
+                       bool compact_start = false) {
   std::string path = TempPath(name);
   Header h;
   h.Set(key::kSource, "test");
@@ -143,6 +144,7 @@ std::string WriteTrace(const std::string& name, const std::vector<Owned>& events
   WriterOptions opt;
   opt.time_unit_ns = unit;
   opt.limits = limits;
+  opt.compact_start = compact_start;
   auto w = TraceWriter::Create(path, h, opt);
   EXPECT_TRUE(w.ok()) << w.status().message();
   for (const auto& o : events) {
@@ -191,6 +193,54 @@ TEST(TraceFormat, RoundTripMergedInTimeOrder) {
     for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
     std::remove(path.c_str());
   }
+}
+
+// Encoders that start compact (as the recorder's do: a short process's chunk in one page): the
+// same events read back, in every unit, with paths longer than a compact section (which move
+// an empty chunk to the full layout at once) and listings among them.
+TEST(TraceFormat, CompactStartRoundTrips) {
+  for (uint32_t unit : {1u, 1000u}) {
+    auto events = MakeEvents(20000, unit, unit + 7);
+    std::string path = WriteTrace("compact" + std::to_string(unit), events, unit, {}, false, true);
+    Status st;
+    auto back = ReadMerged(path, &st);
+    ASSERT_TRUE(st.ok()) << st.message();
+    auto want = SortedByTime(events);
+    ASSERT_EQ(back.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
+    std::remove(path.c_str());
+  }
+  std::vector<Owned> events;
+  std::string base(1000, 'd');
+  for (int i = 0; i < 50; ++i) {
+    Owned o;
+    o.e.call = CallId::newfstatat;
+    o.e.pid = o.e.tid = 7 + i % 3;
+    o.e.start_ns = o.e.end_ns = i * 2000;
+    o.e.args[0].i = 3;
+    o.s[1] = i % 2 ? base + "/" + std::to_string(i) : "short" + std::to_string(i);
+    events.push_back(o);
+    Owned l;
+    l.e.call = CallId::dirents;
+    l.e.pid = l.e.tid = o.e.pid;
+    l.e.start_ns = l.e.end_ns = i * 2000 + 1000;
+    l.e.args[0].i = 3;
+    l.e.args[1].null = false;
+    int names = 1 + i % 40;
+    for (int k = 0; k < names; ++k) {
+      l.s[1] += static_cast<char>(8);
+      l.s[1] += "name" + std::to_string(k);
+      l.s[1] += '\0';
+    }
+    l.e.ret = names;
+    events.push_back(l);
+  }
+  Status st;
+  auto back = ReadMerged(WriteTrace("compactlong", events, 1000, {}, false, true), &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto want = SortedByTime(events);
+  ASSERT_EQ(back.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
 }
 
 TEST(TraceFormat, HeaderFieldsSurvive) {
@@ -733,6 +783,43 @@ TEST_F(ChunkEncoderTest, SmallChunksAreStoredLargeOnesCompressed) {
       EXPECT_LT(m.compressed_size, m.raw_size / 4) << events;
     }
   }
+}
+
+// A compact start's first chunk ends after a few events (kFull), still whole; the encoder then
+// takes the limits' layout and keeps it: thousands of events in one chunk, and its output
+// buffer (MaxOutputBytes) sized for that layout from the start.
+TEST_F(ChunkEncoderTest, CompactStartEndsItsFirstChunkEarly) {
+  size_t full_out = enc.MaxOutputBytes();
+  enc.Begin(0, 7, 7);
+  enc.StartCompact();
+  EXPECT_EQ(enc.MaxOutputBytes(), full_out);
+  Event e;
+  e.call = CallId::openat;
+  e.args[0].i = -100;
+  e.args[1].null = false;
+  std::string name;
+  int added = 0;
+  ChunkEncoder::AddResult r = ChunkEncoder::AddResult::kOk;
+  for (; added < 1000; ++added) {
+    name = "/usr/lib/x86_64-linux-gnu/lib" + std::to_string(added) + ".so";
+    e.args[1].s = name;
+    e.start_ns = e.end_ns = added * 1000;
+    if ((r = enc.Add(e)) != ChunkEncoder::AddResult::kOk) break;
+  }
+  EXPECT_EQ(r, ChunkEncoder::AddResult::kFull);
+  EXPECT_GT(added, 3);
+  EXPECT_LT(added, 40);
+  ASSERT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
+  EXPECT_EQ(enc.last_meta().events, static_cast<uint32_t>(added));
+  EXPECT_LE(enc.last_meta().raw_size, ChunkEncoder::kCompactBytes * kNumSections + 64);
+  for (int i = 0; i < 3000; ++i) {
+    name = "/usr/lib/x86_64-linux-gnu/lib" + std::to_string(i) + ".so";
+    e.args[1].s = name;
+    e.start_ns = e.end_ns = (1000 + i) * 1000;
+    ASSERT_EQ(enc.Add(e), ChunkEncoder::AddResult::kOk) << i;
+  }
+  ASSERT_GT(enc.Finish(zc, 0, out.data(), out.size()), 0u);
+  EXPECT_EQ(enc.last_meta().events, 3000u);
 }
 
 // A stored frame of 256 bytes or more has a 10-byte header: an output buffer one byte short

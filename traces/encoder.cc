@@ -161,7 +161,9 @@ void ChunkEncoder::StartCompact() {
 }
 
 void ChunkEncoder::Reset() {
-  if (compact_full_) Layout(false);
+  // The geometry is made anew from the flags each time: a vfork child killed inside Layout
+  // (VmChildFlush) leaves it half made, and its parent's Begin then mends it.
+  Layout(compact_ && !compact_full_);
   compact_full_ = false;
   for (auto& s : sec_) s.p = s.begin;
   if (strings_) UseTable(kMinSlots);
@@ -312,13 +314,13 @@ ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
   if (str_bytes > limits_.section_bytes / 4 || nstr > limits_.max_strings)
     return AddResult::kInvalid;
   if (!Fits(spec->nargs, str_bytes, nstr)) {
-    // An empty chunk of the compact start that cannot take the event: the full layout from now
-    // on (nothing is in the sections to move).
     if (!compact_) return AddResult::kFull;
-    if (events_ != 0) {  // this chunk ends here, the next one is full size
+    if (events_ != 0) {  // this compact chunk ends here, the next one is full size
       compact_full_ = true;
       return AddResult::kFull;
     }
+    // An empty chunk of the compact start that cannot take the event: the full layout from now
+    // on (nothing is in the sections to move).
     Layout(false);
     if (!Fits(spec->nargs, str_bytes, nstr)) return AddResult::kFull;
   }

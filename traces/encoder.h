@@ -72,10 +72,10 @@ class ChunkEncoder {
   static size_t MemoryBytes(const ChunkLimits& limits);
 
   // Keeps the sections (kCompactBytes each) and the strings in the first page of the memory
-  // until an event does not fit an empty chunk there; then, for good, the limits' layout. A
-  // short-lived stream (a short process's thread) then touches one page, not one per section:
-  // the first chunk of a longer one ends early (Add says kFull), the chunks after are full size.
-  // On an empty encoder only (after Init or Begin).
+  // until a chunk there is full (Add says kFull: that chunk ends early, the next one has the
+  // limits' layout) or an event does not fit an empty chunk there (the limits' layout at once);
+  // then the limits' layout for good. A short-lived stream (a short process's thread) touches
+  // one page, not one per section. On an empty encoder only (after Init or Begin).
   void StartCompact();
 
   // Starts a new, empty chunk for a stream.
@@ -149,7 +149,7 @@ class ChunkEncoder {
   uint32_t last_ref_ = UINT32_MAX;  // table index last referenced or added by a reference
   bool owns_memory_ = false;
   bool compact_ = false;       // StartCompact's layout in use
-  bool compact_full_ = false;  // a compact chunk filled up: the next one takes the full layout
+  bool compact_full_ = false;  // a compact chunk said kFull: the next one takes the full layout
 
   uint64_t stream_id_ = 0;
   uint32_t pid_ = 0, tid_ = 0;

@@ -13,10 +13,15 @@ bash tools/setup.sh
 bash tools/build.sh >/dev/null
 iorr=$root/build/bin/iorr
 source "$root/tools/shared-dir.sh"
+# The loop-mounted ext4's size: the whole tree takes about 1.5 GB there (1 GB filled up and the
+# replay's later writes failed with ENOSPC: 41,096 mismatches), and the journal mkfs gives it
+# (mke2fs: 32 MiB for 1 GiB, 64 MiB for 3 GiB), which the model is told.
 if [[ ${IORR_DEMO_FULL:-0} == 1 ]]; then
   tarball=$(bash "$shared/workloads/linux-tar.sh")
+  ext4_size=3G ext4_journal_mb=64
 else
   tarball=$(bash "$shared/workloads/linux-tar.sh" --subset 5000)
+  ext4_size=1G ext4_journal_mb=32
 fi
 work=$(mktemp -d /dev/shm/iorr-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -41,14 +46,14 @@ if cmp -s <(cd "$work/x" && find . -type f -printf '%s %p\n' | sort) \
 fi
 echo
 echo "== iorr replay $trace --root <loop-mounted ext4> --block-trace bt.iorr: what the kernel sent"
-if out=$(IORR_LOOPFS_DIR=/var/tmp/iorr-demo-loopfs bash tools/loopfs.sh mount ext4 "$work/ext4" --size 1G --fill 2>&1); then
+if out=$(IORR_LOOPFS_DIR=/var/tmp/iorr-demo-loopfs bash tools/loopfs.sh mount ext4 "$work/ext4" --size "$ext4_size" --fill 2>&1); then
   "$iorr" replay "$trace" --root "$work/ext4" --only "$work/x" --block-trace "$work/bt.iorr" 2>&1 |
     grep -E '^(replay|block trace)' || true
   IORR_LOOPFS_DIR=/var/tmp/iorr-demo-loopfs bash tools/loopfs.sh umount "$work/ext4"
   "$iorr" model "$work/bt.iorr" --disk hdd-7200 --cache on --barrier on 2> /dev/null | head -n 1
   echo "the ext4 model's own count for the same trace (flushes, FUA as asked, bytes by kind):"
   "$iorr" model "$trace" --fs ext4 --disk hdd-7200 --cache on --barrier on --only "$work/x" \
-    --journal-mb 32 --json 2> /dev/null | python3 -c 'import json, sys
+    --journal-mb "$ext4_journal_mb" --json 2> /dev/null | python3 -c 'import json, sys
 r = json.load(sys.stdin)["rows"][0]
 print("model:    %d flushes, %d FUA writes, written data %.1f MB, journal %.1f MB, metadata %.1f MB" % (
     r["asked_flushes"], r["asked_fua"], *(r["bytes_written"][k] / 1e6 for k in ("data", "journal", "metadata"))))'

@@ -179,19 +179,24 @@ std::vector<Owned> SortedByTime(std::vector<Owned> v) {
   return v;
 }
 
+// The trace at path reads back, merged, as the events sorted by time; then it is removed.
+void ExpectReadsBackInTimeOrder(const std::string& path, const std::vector<Owned>& events) {
+  Status st;
+  auto back = ReadMerged(path, &st);
+  std::remove(path.c_str());
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto want = SortedByTime(events);
+  ASSERT_EQ(back.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
+}
+
 TEST(TraceFormat, RoundTripMergedInTimeOrder) {
   for (uint32_t unit : {1u, 10u, 100u, 1000u}) {
     auto events = MakeEvents(20000, unit, unit);
     ChunkLimits small;
     small.max_events = 700;  // many chunks per stream
-    std::string path = WriteTrace("rt" + std::to_string(unit), events, unit, small);
-    Status st;
-    auto back = ReadMerged(path, &st);
-    ASSERT_TRUE(st.ok()) << st.message();
-    auto want = SortedByTime(events);
-    ASSERT_EQ(back.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
-    std::remove(path.c_str());
+    ExpectReadsBackInTimeOrder(WriteTrace("rt" + std::to_string(unit), events, unit, small),
+                               events);
   }
 }
 
@@ -201,14 +206,8 @@ TEST(TraceFormat, RoundTripMergedInTimeOrder) {
 TEST(TraceFormat, CompactStartRoundTrips) {
   for (uint32_t unit : {1u, 1000u}) {
     auto events = MakeEvents(20000, unit, unit + 7);
-    std::string path = WriteTrace("compact" + std::to_string(unit), events, unit, {}, false, true);
-    Status st;
-    auto back = ReadMerged(path, &st);
-    ASSERT_TRUE(st.ok()) << st.message();
-    auto want = SortedByTime(events);
-    ASSERT_EQ(back.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
-    std::remove(path.c_str());
+    ExpectReadsBackInTimeOrder(
+        WriteTrace("compact" + std::to_string(unit), events, unit, {}, false, true), events);
   }
   std::vector<Owned> events;
   std::string base(1000, 'd');
@@ -235,12 +234,7 @@ TEST(TraceFormat, CompactStartRoundTrips) {
     l.e.ret = names;
     events.push_back(l);
   }
-  Status st;
-  auto back = ReadMerged(WriteTrace("compactlong", events, 1000, {}, false, true), &st);
-  ASSERT_TRUE(st.ok()) << st.message();
-  auto want = SortedByTime(events);
-  ASSERT_EQ(back.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_TRUE(back[i] == want[i]) << "event " << i;
+  ExpectReadsBackInTimeOrder(WriteTrace("compactlong", events, 1000, {}, false, true), events);
 }
 
 TEST(TraceFormat, HeaderFieldsSurvive) {

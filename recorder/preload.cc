@@ -409,9 +409,10 @@ IORR_COLD void Wake() {
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAKE_PRIVATE, 1);
 }
 
-void Lock(std::atomic<int>& l) {
+// `value`: what the lock holds while held (see iorr_vfork_prepare for one that is not 1).
+void Lock(std::atomic<int>& l, int value = 1) {
   int expect = 0;
-  while (!l.compare_exchange_weak(expect, 1, std::memory_order_acquire)) {
+  while (!l.compare_exchange_weak(expect, value, std::memory_order_acquire)) {
     expect = 0;
     Yield();
   }
@@ -2877,11 +2878,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   // it, so a child killed at any point neither keeps the lock nor has it given back twice. The
   // tid with bit 30 set (tids stay below 2^22): a namespace's first process has tid 1.
   if (!t_vm_child) {
-    int tid = static_cast<int>(Gettid()) | (1 << 30);
-    for (int expect = 0;
-         !g_fd_move_lock.compare_exchange_weak(expect, tid, std::memory_order_acquire); expect = 0)
-      Yield();
-    v.fd_lock = tid;
+    v.fd_lock = static_cast<int>(Gettid()) | (1 << 30);
+    Lock(g_fd_move_lock, v.fd_lock);
   }
   AllowSyscalls();
   return VforkReturn{reinterpret_cast<long>(&v), ret_addr};

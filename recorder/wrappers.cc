@@ -1381,28 +1381,24 @@ IORR_EXPORT long syscall(long nr, ...) {
     if (r == 0) iorr::recorder::OnTraceMe();
     return r;
   }
-  // A fork-like raw clone (own memory, no new stack) without dispatch, which would see it: the
-  // child becomes a process of its own here, as after fork (a child sharing the fd table must
-  // not take its parent's lock fd for its own).
-  if (nr == SYS_clone && !iorr::recorder::DispatchEnabled() &&
-      !(a[0] & (CLONE_VM | CLONE_SETTLS)) && a[1] == 0) {
+  // A fork-like raw clone or clone3 (own memory, no new stack) without dispatch, which would see
+  // it: the child becomes a process of its own here, as after fork (a child sharing the fd table
+  // must not take its parent's lock fd for its own). clone3's flags and stack are in its struct
+  // clone_args (at 0 and 40), read in the child, once the kernel has read them (the pointer is
+  // good, and the copy the child's). Until stop 25 a clone3 child went on as its parent (one
+  // process in the trace, the parent's events before the clone twice). Neither call is recorded
+  // (Effect::kProcess): any other clone is only passed on.
+  if ((nr == SYS_clone || nr == SYS_clone3) && !iorr::recorder::DispatchEnabled()) {
     long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    if (r == 0) iorr::recorder::AfterForkChildOf((a[0] & CLONE_FILES) != 0);
-    return r;
-  }
-  // The same through clone3 (its struct clone_args: flags at 0, stack at 40), read once the call
-  // succeeded (the kernel has read it then: the pointer is good, and the child's copy too).
-  // Before, the child went on as its parent (one process in the trace, the parent's events
-  // before the clone twice).
-  if (nr == SYS_clone3 && !iorr::recorder::DispatchEnabled()) {
-    long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    if (r == 0 && static_cast<unsigned long>(a[1]) >= 64) {
-      int saved = errno;
-      uint64_t flags, stack;
+    if (r != 0 || (nr == SYS_clone3 && static_cast<unsigned long>(a[1]) < 64)) return r;
+    uint64_t flags = static_cast<uint64_t>(a[0]), stack = static_cast<uint64_t>(a[1]);
+    if (nr == SYS_clone3) {
       memcpy(&flags, reinterpret_cast<const char*>(a[0]), 8);
       memcpy(&stack, reinterpret_cast<const char*>(a[0]) + 40, 8);
-      if (!(flags & (CLONE_VM | CLONE_SETTLS)) && stack == 0)
-        iorr::recorder::AfterForkChildOf((flags & CLONE_FILES) != 0);
+    }
+    if (!(flags & (CLONE_VM | CLONE_SETTLS)) && stack == 0) {
+      int saved = errno;
+      iorr::recorder::AfterForkChildOf((flags & CLONE_FILES) != 0);
       errno = saved;
     }
     return r;

@@ -24,6 +24,7 @@ passed=0 failed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 events() { "$iorr" stats --json "$1" | grep -o '"events":[0-9]*' | cut -d: -f2; }
+processes() { "$iorr" stats --json "$1" 2> /dev/null | grep -o '"processes":[0-9]*' | cut -d: -f2; }
 # grep -q on a dump would close the pipe early (and pipefail would report it): dump to a file.
 dump_has() { "$iorr" dump "$1" > "$1.txt" 2>&1 && grep -q -- "$2" "$1.txt"; }
 # as_unrecorded LABEL TRACE "MODE..." COMMAND...: COMMAND recorded into TRACE once per MODE
@@ -2940,7 +2941,7 @@ elif cc -O1 nsspawn.c -o nsspawn 2> /dev/null; then
   for how in default IORR_PATCH=1 IORR_PATCH=0; do
     out=$(env "${how/default/IORR_X=}" timeout -s KILL 60 "$iorr" record -q -o ns.iorr -- unshare -fp ./nsspawn 2>&1)
     st=$?
-    procs=$("$iorr" stats --json ns.iorr 2> /dev/null | grep -o '"processes":[0-9]*' | cut -d: -f2)
+    procs=$(processes ns.iorr)
     # unshare, its forked child that execs nsspawn, 50 spawned and 50 vforked children
     if [[ $st == 0 && $out == "pid 1: 50 spawns, 50 vforks" && $procs == 102 ]]; then
       ok "spawns of a PID namespace's first process ($how): $out, $procs processes"
@@ -2991,7 +2992,7 @@ if cc -O1 clone3.c -o clone3 2> /dev/null && ./clone3 own > /dev/null 2>&1; then
       out=$(env "${how/default/IORR_X=}" timeout -s KILL 60 "$iorr" record -q -o c3.iorr -- ./clone3 $run 2>&1)
       st=$?
       "$iorr" dump c3.iorr > c3.txt 2>&1
-      procs=$("$iorr" stats --json c3.iorr 2> /dev/null | grep -o '"processes":[0-9]*' | cut -d: -f2)
+      procs=$(processes c3.iorr)
       want=20
       [[ $run == *many ]] && want=5000
       got="$(grep -c '"c3.before"' c3.txt) $(grep -c '"c3.child"' c3.txt) $(grep -c '"c3.parent"' c3.txt)"

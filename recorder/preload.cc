@@ -2523,6 +2523,11 @@ void NoteUnarmedSpawn() {
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
 
+void NoteSpawnUnseen() {
+  if (!g_on || t_armed || PatchEnabled() || ForeignTask() || EnvHasLibrary(environ)) return;
+  NoteUnarmedSpawn();
+}
+
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,
                     int buf_cap) {
   if (!g_on) return false;  // not recording (no iorr record above, or set-up failed): hands off

@@ -312,6 +312,9 @@ bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose
 // environment lacks the library.
 void NoteUnarmedSpawn();
+// The same for system() and popen() (their wrappers), in a thread whose clones neither dispatch
+// nor the patched sites see; nothing where they do (they note it at the clone).
+void NoteSpawnUnseen();
 void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).

@@ -118,6 +118,8 @@ constexpr long kForkFlags = 0x01200011;  // CLONE_CHILD_CLEARTID|CLONE_CHILD_SET
 DECLARE_REAL(int, open, const char*, int, ...);
 DECLARE_REAL(int, open64, const char*, int, ...);
 DECLARE_REAL(int, __open_2, const char*, int);
+DECLARE_REAL(int, system, const char*);
+DECLARE_REAL(FILE*, popen, const char*, const char*);
 DECLARE_REAL(int, __open64_2, const char*, int);
 DECLARE_REAL(int, openat, int, const char*, int, ...);
 DECLARE_REAL(int, openat64, int, const char*, int, ...);
@@ -1236,6 +1238,20 @@ IORR_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file
 IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa,
                              const posix_spawnattr_t* attr, char* const* argv, char* const* envp) {
   return SpawnRecorded(true, pid, file, fa, attr, argv, envp);
+}
+
+// system() and popen() spawn their shell from inside libc (glibc's internal posix_spawn, which
+// no wrapper sees), with the program's environment. Where that environment lacks the library
+// the child runs unrecorded: dispatch and the patched sites see the clone and say so; a thread
+// neither covers (IORR_DISPATCH=0, dispatch refused) says so here. Either way the call itself
+// is libc's, unchanged.
+IORR_EXPORT int system(const char* command) {
+  iorr::recorder::NoteSpawnUnseen();
+  return REAL(system)(command);
+}
+IORR_EXPORT FILE* popen(const char* command, const char* type) {
+  iorr::recorder::NoteSpawnUnseen();
+  return REAL(popen)(command, type);
 }
 
 IORR_EXPORT void _exit(int status) {

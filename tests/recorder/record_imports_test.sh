@@ -73,8 +73,6 @@ EOF
 # Imports left to dispatch and the patched sites, and why.
 cat > "$work/left" << 'EOF'
 exit the process's end: its exit_group is recorded by dispatch, or by the _exit wrapper
-system a spawn from inside libc: dispatch sees its clone; the program run is recorded through its environment
-popen a spawn from inside libc: dispatch sees its clone; the program run is recorded through its environment
 lockf fcntl on a struct flock of glibc's own: recorded by dispatch
 EOF
 

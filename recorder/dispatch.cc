@@ -85,10 +85,7 @@ extern char** environ;
 
 namespace iorr::recorder {
 
-constinit thread_local char t_selector __attribute__((tls_model("initial-exec"))) = 0;
-constinit thread_local bool t_armed __attribute__((tls_model("initial-exec"))) = false;
-constinit thread_local bool t_in_handler __attribute__((tls_model("initial-exec"))) = false;
-constinit thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local ThreadHot t_hot;
 
 namespace {
 
@@ -231,10 +228,10 @@ void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
                  (alt.ss_flags & SS_ONSTACK)) ||
                 OnNotedAltStack(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   int saved_errno = errno;
-  char selector = t_selector;
+  char selector = t_hot.selector;
   FatalFlush how = FatalFlush::kDie;
-  if (t_armed && !on_alt) {
-    t_selector = 0;  // the flush's own calls go untrapped
+  if (t_hot.armed && !on_alt) {
+    t_hot.selector = 0;  // the flush's own calls go untrapped
     // A fault inside this thread's own flush cannot wait for the flush to end (it would
     // come again at once): it dies there.
     how = FlushBeforeDeath(sig, !Fault(sig, info));
@@ -245,7 +242,7 @@ void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
   // next recorded call, or 100 to 200 ms, lets the other threads go on (ParkForDeath).
   if (how != FatalFlush::kDeferred) DieOnReturn(sig, info, ctx);
   if (how == FatalFlush::kFlushed) DeathHandlerReturned();
-  t_selector = selector;
+  t_hot.selector = selector;
   errno = saved_errno;
 }
 
@@ -664,16 +661,16 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
 }
 
 // Around a caught call (SigsysHandler, iorr_patched_syscall): the thread is inside the
-// handler (t_in_handler, the outermost one's frame in t_handler_frame), and errno is the
+// handler (t_hot.in_handler, the outermost one's frame in t_hot.handler_frame), and errno is the
 // program's again afterwards.
 class CaughtScope {
  public:
-  explicit CaughtScope(uintptr_t frame) : saved_errno_(errno), outer_(!t_in_handler) {
-    t_in_handler = true;
-    if (outer_) t_handler_frame = frame;
+  explicit CaughtScope(uintptr_t frame) : saved_errno_(errno), outer_(!t_hot.in_handler) {
+    t_hot.in_handler = true;
+    if (outer_) t_hot.handler_frame = frame;
   }
   ~CaughtScope() {
-    if (outer_) t_in_handler = false;
+    if (outer_) t_hot.in_handler = false;
     errno = saved_errno_;
   }
 
@@ -697,7 +694,7 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
   long ret = CaughtCall(nr, a, uc, &escaped, &resumed);
   if (escaped) {
     // Re-issue natively: back to the syscall instruction with its number, selector at ALLOW.
-    t_selector = 0;
+    t_hot.selector = 0;
     r[REG_RAX] = nr;
     r[REG_RIP] -= 2;
   } else if (!resumed) {
@@ -726,7 +723,7 @@ extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long*
   bool escaped = false, resumed = false;
   long ret = CaughtCall(nr, a, nullptr, &escaped, &resumed);
   if (escaped)
-    t_selector = 0;
+    t_hot.selector = 0;
   else
     frame[0] = ret;
   return escaped ? 1 : 0;
@@ -739,16 +736,16 @@ bool DispatchTracee() { return g_tracee; }
 void DispatchBecomeTracee() {
   g_tracee = true;
   FlushSignalsRelease();
-  if (!t_armed) return;
+  if (!t_hot.armed) return;
   RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
-  t_armed = false;
-  t_selector = 0;
+  t_hot.armed = false;
+  t_hot.selector = 0;
 }
 
 void DispatchDisarmThread() {
-  if (t_armed && g_enabled)
+  if (t_hot.armed && g_enabled)
     RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
-  t_armed = true;  // the patched sites read the selector
+  t_hot.armed = true;  // the patched sites read the selector
 }
 
 namespace {
@@ -857,20 +854,20 @@ bool DispatchInstall() {
 
 bool DispatchArmThread() {
   if (PatchEnabled() && !g_tracee) {  // the patched sites read the selector; no kernel state
-    t_selector = 1;
-    t_armed = true;
+    t_hot.selector = 1;
+    t_hot.armed = true;
     return true;
   }
   if (!g_enabled || g_tracee) return false;
   uint64_t unblock = SigBit(SIGSYS);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
-  t_selector = 1;  // BLOCK
+  t_hot.selector = 1;  // BLOCK
   long r = RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
                        reinterpret_cast<long>(iorr_gate_start), iorr_gate_end - iorr_gate_start,
-                       reinterpret_cast<long>(&t_selector));
-  t_armed = r == 0;
-  if (!t_armed) t_selector = 0;
-  return t_armed;
+                       reinterpret_cast<long>(&t_hot.selector));
+  t_hot.armed = r == 0;
+  if (!t_hot.armed) t_hot.selector = 0;
+  return t_hot.armed;
 }
 
 }  // namespace iorr::recorder

@@ -271,7 +271,8 @@ bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off) {
 int32_t SelectorOffset() {
   uintptr_t fs;
   __asm__("movq %%fs:0, %0" : "=r"(fs));
-  return static_cast<int32_t>(reinterpret_cast<intptr_t>(&t_selector) - static_cast<intptr_t>(fs));
+  return static_cast<int32_t>(reinterpret_cast<intptr_t>(&t_hot.selector) -
+                              static_cast<intptr_t>(fs));
 }
 
 // The pages of [lo, hi) that sites of the plan lie in, each run of adjacent ones copied for

@@ -101,6 +101,9 @@ struct WriterBuffers {
   size_t cap = 0;
 };
 
+}  // namespace
+
+// A recorded thread (named in preload.h's ThreadHot, so outside the anonymous namespace).
 struct ThreadState {
   alignas(64) std::atomic<uint64_t> tail{0};  // bytes published by the thread
   uint64_t head_seen = 0;                     // the thread's last look at head
@@ -134,6 +137,8 @@ struct ThreadState {
   Event decoded;     // writer
   ChunkEncoder enc;  // writer
 };
+
+namespace {
 
 // Process-wide state. Written by the constructor and after fork; read by every thread.
 // The TSC clock's anchor (see g_tsc_mult below).
@@ -217,7 +222,7 @@ int64_t Scaled(uint64_t ticks, uint64_t rate) {
   return static_cast<int64_t>((static_cast<U128>(ticks) * rate) >> 32);
 }
 
-IORR_HOT int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
+__attribute__((always_inline)) inline int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
   // A reading not fenced against the anchor's loads (NowNsAfterCall) may precede its base.
   uint64_t d = tsc > a.base ? tsc - a.base : 0;
   int64_t on_mono = a.mono + Scaled(d, g_tsc_mult);
@@ -269,29 +274,15 @@ void ResyncTsc() {
   g_tsc_seq.fetch_add(1, std::memory_order_release);
 }
 
-thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
-thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
-// BeginCall's frame when the thread's pending call began (see LeftByLongjmp).
-thread_local uintptr_t t_call_frame __attribute__((tls_model("initial-exec"))) = 0;
 // The thread's alternate signal stack, [lo, hi) (NoteAltStack); 0, 0: none.
 thread_local uintptr_t t_alt_lo __attribute__((tls_model("initial-exec"))) = 0;
 thread_local uintptr_t t_alt_hi __attribute__((tls_model("initial-exec"))) = 0;
 // A vfork child that asked to be traced (OnTraceMe): its exec hands it on.
 thread_local bool t_vm_tracee __attribute__((tls_model("initial-exec"))) = false;
-thread_local bool t_done __attribute__((tls_model("initial-exec"))) = false;  // exiting or internal
-// This task is a vfork child running on its parent's memory and thread-local storage (see
-// VforkChild); t_state is then its own, not the parent thread's.
-thread_local bool t_vm_child __attribute__((tls_model("initial-exec"))) = false;
-// The one task entitled to this thread-local storage, 0: whichever runs on it. Set when a vfork
-// parent resumes while tasks it did not make may still run on its memory and storage: the
-// descendants of a vfork child killed during its own vfork (see iorr_vfork_parent). Those are
-// then foreign here: they record nothing and touch none of the library's state (the storage,
-// its locks and rings are the resumed parent's) until their exec, which records on.
-thread_local uint32_t t_owner_tid __attribute__((tls_model("initial-exec"))) = 0;
 constexpr uint32_t kNoOwner = ~uint32_t{0};  // no task's tid: every task is foreign
 bool ForeignSlow();
 // Free while the storage has never had such descendants; a gettid after.
-inline bool Foreign() { return __builtin_expect(t_owner_tid != 0, 0) && ForeignSlow(); }
+inline bool Foreign() { return __builtin_expect(t_hot.owner_tid != 0, 0) && ForeignSlow(); }
 
 // A vfork child's own numbers for the trace's fds once it moved them in its fd table (a dup2
 // onto them: see VacateFd), -1: the process's. In thread-local storage, saved and restored
@@ -303,11 +294,11 @@ thread_local int t_vm_shm_fd __attribute__((tls_model("initial-exec"))) = -1;
 // The trace's fds as the calling task's fd table numbers them: a vfork child may have moved its
 // copies (VacateFd), the writer has its own table (PrivateFdTable).
 int CurTraceFd() {
-  if (t_vm_child && t_vm_trace_fd >= 0 && !Foreign()) return t_vm_trace_fd;
+  if (t_hot.vm_child && t_vm_trace_fd >= 0 && !Foreign()) return t_vm_trace_fd;
   return g_trace_fd;
 }
 int CurShmFd() {
-  if (t_vm_child && t_vm_shm_fd >= 0 && !Foreign()) return t_vm_shm_fd;
+  if (t_hot.vm_child && t_vm_shm_fd >= 0 && !Foreign()) return t_vm_shm_fd;
   return g_shm_fd;
 }
 int OutFd() { return t_writer_thread ? g_writer_trace_fd : CurTraceFd(); }
@@ -315,7 +306,6 @@ int ShmFd() { return t_writer_thread ? g_writer_shm_fd : CurShmFd(); }
 // Dispatch now, patched sites after g_patch_after calls of a thread (IORR_PATCH_AFTER; see
 // PatchLater).
 bool g_patch_pending = false;
-thread_local uint32_t t_patch_calls __attribute__((tls_model("initial-exec"))) = 0;
 
 // The saves around vfork (see the vfork section at the end).
 struct VforkSave {
@@ -333,7 +323,7 @@ struct VforkSave {
   char selector;
   Call call;                   // the parent's clone event
   int level;                   // its place on the stack (the entry hands the save's address on)
-  uint32_t owner_tid;          // t_owner_tid
+  uint32_t owner_tid;          // t_hot.owner_tid
   long ppid;                   // the saving task's parent: another one on return means it died
   int vm_trace_fd, vm_shm_fd;  // t_vm_trace_fd, t_vm_shm_fd
   // Set by a task further down the stack that resumed while this save's task waited in vfork:
@@ -358,7 +348,7 @@ thread_local uint64_t t_plain_mask __attribute__((tls_model("initial-exec"))) = 
 VforkSave& VforkLevel(int level) { return level == 0 ? t_vfork0 : t_vfork_more[level - 1]; }
 
 long Gettid() { return RawSyscall6(SYS_gettid); }
-IORR_COLD bool ForeignSlow() { return Gettid() != static_cast<long>(t_owner_tid); }
+IORR_COLD bool ForeignSlow() { return Gettid() != static_cast<long>(t_hot.owner_tid); }
 
 void* MapMemory(size_t n) {
   long p = RawSyscall6(SYS_mmap, 0, static_cast<long>(n), PROT_READ | PROT_WRITE,
@@ -678,7 +668,7 @@ void WriteThreadChunk(ThreadState* ts, WriterBuffers& b) {
 }
 
 // Lowers a slot's unflushed_min to `start` if it is later (a CAS: the writer may raise it).
-IORR_HOT void CoverStart(ThreadSlot& s, int64_t start) {
+__attribute__((always_inline)) inline void CoverStart(ThreadSlot& s, int64_t start) {
   int64_t cur = s.unflushed_min.load(std::memory_order_relaxed);
   while (start < cur &&
          !s.unflushed_min.compare_exchange_weak(cur, start, std::memory_order_seq_cst)) {
@@ -921,8 +911,8 @@ bool PrivateFdTable() {
 }
 
 void* WriterMain(void*) {
-  t_done = true;
-  t_depth = 1;
+  t_hot.done = true;
+  t_hot.depth = 1;
   // First, through the program's table: the note tells readers (trace_coverage) that this
   // thread's system calls are the library's, PrivateFdTable's included, even when the process
   // ends before the writer has its own table.
@@ -1005,12 +995,12 @@ IORR_COLD void StartWriter() {
 void ThreadExit(void* p) {
   if (Foreign()) return;  // the owner's key value (a vfork child's pthread_exit: undefined)
   auto* ts = static_cast<ThreadState*>(p);
-  if (ts != nullptr && t_depth == 0) {
+  if (ts != nullptr && t_hot.depth == 0) {
     ts->leaving.store(1, std::memory_order_release);
-    t_state = ts;  // the key's value is gone; the thread keeps recording into its state
+    t_hot.state = ts;  // the key's value is gone; the thread keeps recording into its state
     return;
   }
-  t_done = true;
+  t_hot.done = true;
   if (ts == nullptr) return;
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   ts->exited.store(1, std::memory_order_release);
@@ -1168,28 +1158,42 @@ IORR_COLD void PopulateRing(ThreadState* ts, uint64_t upto) {
 // Reserves `size` bytes (a multiple of 8, at most kRingBytes / 4) for an entry at the thread's
 // ring's tail, waiting (yielding) only when the ring is full. nullptr: the event is dropped
 // (counted), as nobody would drain the ring. *tail: where the entry starts (after a wrap).
-IORR_HOT EntryHead* RingReserve(ThreadState* ts, uint64_t size, uint64_t* tail_out) {
+// RingReserve's slow part: the ring looks full from what the thread last saw of its head.
+// False: the event is dropped (counted).
+IORR_COLD bool RingWaitRoom(ThreadState* ts, uint64_t tail, uint64_t need) {
+  if (t_hot.vm_child) VmChildFlush(ts);  // a vfork child drains its own ring
+  // So does posix_spawn's child, whose file actions can be many (it waited for ever on a
+  // writer thread that is its parent's).
+  if (g_no_writer && !t_hot.vm_child) Service(false);
+  ts->head_seen = ts->head.load(std::memory_order_acquire);
+  while (tail + need - ts->head_seen > kRingBytes) {
+    if (t_hot.vm_child || g_writer_started.load(std::memory_order_acquire) == 0) {
+      g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);  // nobody would drain it
+      return false;
+    }
+    Wake();
+    Yield();
+    ts->head_seen = ts->head.load(std::memory_order_acquire);
+  }
+  return true;
+}
+
+// Reserves `size` bytes (a multiple of 8, at most kRingBytes / 4) for an entry at the thread's
+// ring's tail, waiting (yielding) only when the ring is full. nullptr: the event is dropped
+// (counted), as nobody would drain the ring. *tail: where the entry starts (after a wrap).
+// Inlined into the hook path with RingPublish and the clock, their rare parts out of line: with
+// the thread's state in one block (ThreadHot), a recorded lseek went from 369 to 300
+// instructions on the program's thread (callgrind, tools/bench/record-call-instructions.sh).
+__attribute__((always_inline)) inline EntryHead* RingReserve(ThreadState* ts, uint64_t size,
+                                                             uint64_t* tail_out) {
   uint64_t tail = ts->tail.load(std::memory_order_relaxed);
   uint64_t room_to_end = kRingBytes - (tail & (kRingBytes - 1));
   uint64_t need = size <= room_to_end ? size : size + room_to_end;
-  if (tail + need - ts->head_seen > kRingBytes) {
-    if (t_vm_child) VmChildFlush(ts);  // a vfork child drains its own ring
-    // So does posix_spawn's child, whose file actions can be many (it waited for ever on a
-    // writer thread that is its parent's).
-    if (g_no_writer && !t_vm_child) Service(false);
-    ts->head_seen = ts->head.load(std::memory_order_acquire);
-    while (tail + need - ts->head_seen > kRingBytes) {
-      if (t_vm_child || g_writer_started.load(std::memory_order_acquire) == 0) {
-        g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);  // nobody would drain it
-        return nullptr;
-      }
-      Wake();
-      Yield();
-      ts->head_seen = ts->head.load(std::memory_order_acquire);
-    }
-  }
+  if (__builtin_expect(tail + need - ts->head_seen > kRingBytes, 0) &&
+      !RingWaitRoom(ts, tail, need))
+    return nullptr;
   if (__builtin_expect(tail + need > ts->populated, 0)) PopulateRing(ts, tail + need);
-  if (size > room_to_end) {  // mark the unused end and wrap
+  if (__builtin_expect(size > room_to_end, 0)) {  // mark the unused end and wrap
     *reinterpret_cast<uint32_t*>(ts->ring + (tail & (kRingBytes - 1))) = 0;
     tail += room_to_end;
   }
@@ -1208,8 +1212,19 @@ inline void PutHead(EntryHead* h, uint64_t size, CallId call, int64_t start, int
   h->ret = ret;
 }
 
+// The ring passed half full: a vfork child drains it, any other thread wakes the writer.
+IORR_COLD void RingHalfFull(ThreadState* ts) {
+  if (t_hot.vm_child) {
+    VmChildFlush(ts);
+  } else {
+    ts->head_seen = ts->head.load(std::memory_order_acquire);
+    Wake();
+  }
+}
+
 // Publishes the entry RingReserve gave at `tail` to the writer.
-IORR_HOT void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t start) {
+__attribute__((always_inline)) inline void RingPublish(ThreadState* ts, uint64_t tail,
+                                                       uint64_t size, int64_t start) {
   uint64_t before = ts->tail.load(std::memory_order_relaxed);
   ts->tail.store(tail + size, std::memory_order_release);
   // Cover this event in the watermark until the writer has written it (the fence: a writer
@@ -1218,14 +1233,8 @@ IORR_HOT void RingPublish(ThreadState* ts, uint64_t tail, uint64_t size, int64_t
   CoverStart(*ts->slot, start);
   // Wake the writer when the ring passes half full, not on every event.
   uint64_t used_before = before - ts->head_seen, used_after = tail + size - ts->head_seen;
-  if (used_before < kRingBytes / 2 && used_after >= kRingBytes / 2) {
-    if (t_vm_child) {
-      VmChildFlush(ts);
-    } else {
-      ts->head_seen = ts->head.load(std::memory_order_acquire);
-      Wake();
-    }
-  }
+  if (__builtin_expect(used_before < kRingBytes / 2 && used_after >= kRingBytes / 2, 0))
+    RingHalfFull(ts);
 }
 
 // Writes an entry into the thread's ring: v the arguments as stored (kMaxArgs of them, strings
@@ -1283,7 +1292,7 @@ bool g_noted_shared_map = false;
 // Whether a note said once per process is due (`noted`: said already); a vfork child, on its
 // parent's memory, says its own each time.
 bool DueOncePerProcess(bool& noted) {
-  if (t_vm_child) return true;
+  if (t_hot.vm_child) return true;
   if (noted) return false;
   noted = true;
   return true;
@@ -1291,8 +1300,8 @@ bool DueOncePerProcess(bool& noted) {
 // The calling task's process: a vfork child (recorded or not) is a process of its own.
 uint32_t TaskPid() {
   if (Foreign()) return static_cast<uint32_t>(RawSyscall6(SYS_getpid));
-  if (!t_vm_child) return g_pid;
-  return t_state ? t_state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
+  if (!t_hot.vm_child) return g_pid;
+  return t_hot.state ? t_hot.state->pid : static_cast<uint32_t>(RawSyscall6(SYS_getpid));
 }
 
 void NoteEscapesOf(CallId call, const long* k, long ret) {
@@ -1526,7 +1535,7 @@ long ParseLong(const char* s, long dflt) {
 }  // namespace
 
 bool ForeignTask() { return Foreign(); }
-void MarkThreadForeign() { t_owner_tid = kNoOwner; }
+void MarkThreadForeign() { t_hot.owner_tid = kNoOwner; }
 
 constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing
 constinit thread_local bool t_in_clone __attribute__((tls_model("initial-exec"))) = false;
@@ -1534,8 +1543,8 @@ bool g_noted_shared_storage = false;
 uint32_t ShareStorage() {
   // A foreign task's new task is foreign too (the owner is another); nothing to change.
   if (!g_on || Foreign()) return kStorageNotShared;
-  uint32_t before = t_owner_tid;
-  __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+  uint32_t before = t_hot.owner_tid;
+  __atomic_store_n(&t_hot.owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
   return before;
 }
 void NoteSharedStorage(const char* what) {
@@ -1548,7 +1557,7 @@ void NoteSharedStorage(const char* what) {
   WriteNote(note);
 }
 void EndSharedStorage(uint32_t token) {
-  if (token != kStorageNotShared && !Foreign()) t_owner_tid = token;
+  if (token != kStorageNotShared && !Foreign()) t_hot.owner_tid = token;
 }
 bool g_noted_own_tls = false;
 void NoteOwnTlsClone() {
@@ -1725,12 +1734,12 @@ void RecordExecFromEnv() {
   Call c;
   if (!BeginCall(&c)) return;
   c.start = start;
-  t_state->slot->in_call_since.store(start, std::memory_order_seq_cst);
+  t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
   // The old image's slots (same pid) held the exec's start until now: free them.
   for (uint32_t i = 0; i < g_shared->slots; ++i) {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
-    if (&old != t_state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
+    if (&old != t_hot.state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
         (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0)
       FreeSlot(old);
   }
@@ -1875,9 +1884,9 @@ __attribute__((constructor(102))) void Init() {
   // Every real function now (the wrappers registered them before this constructor ran), before
   // any recorded call and before the program can fork: no dlsym, which takes the loader's lock,
   // runs later in a child cloned from a multi-threaded parent, nor once in every fork child.
-  t_depth = 1;
+  t_hot.depth = 1;
   ResolveAllReals();
-  t_depth = 0;
+  t_hot.depth = 0;
   g_on = true;
   GrowDefaultStack();
   if (getenv(kEnvReinjected)) {
@@ -1967,31 +1976,48 @@ __attribute__((destructor(101))) void Fini() {
 }  // namespace
 
 namespace {
+// One try at reading the TSC clock: false when the anchor was being written meanwhile.
 template <bool kFenced>
-IORR_HOT int64_t ReadClock() {
+__attribute__((always_inline)) inline bool TryReadClock(int64_t* ns) {
+  uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
+  TscAnchor a = g_anchor;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // The TSC is read between the two loads of the sequence, so a reading that passes the
+  // check was taken before any newer anchor's TSC (ResyncTsc).
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // earlier stores stay before it
+  if (kFenced) __builtin_ia32_lfence();
+  uint64_t tsc = __builtin_ia32_rdtsc();
+  // The second load of the sequence goes through an address computed from the TSC reading
+  // (plus a zero the processor has to compute from it), so it cannot be carried out before
+  // the TSC is read: cheaper than a second lfence, which waits for everything before it.
+  uintptr_t at = reinterpret_cast<uintptr_t>(&g_tsc_seq), zero = tsc;
+  asm("shr $32, %1\n\tshr $32, %1\n\tadd %1, %0" : "+r"(at), "+r"(zero));
+  if ((seq & 1) != 0 ||
+      seq != reinterpret_cast<const std::atomic<uint32_t>*>(at)->load(std::memory_order_acquire))
+    return false;
+  *ns = ClockAt(tsc, a) - g_start_mono;
+  return true;
+}
+
+// ReadClock's rare part: the anchor was being written, or there is no TSC clock.
+template <bool kFenced>
+IORR_COLD int64_t ReadClockSlow() {
   if (g_tsc_mult != 0) {
     // The anchor's writer never leaves it odd for long, unless it died there (a process killed
     // mid-resync whose vfork child lives on): then the monotonic clock.
-    for (int spins = 0; spins < (1 << 20); ++spins) {
-      uint32_t seq = g_tsc_seq.load(std::memory_order_acquire);
-      TscAnchor a = g_anchor;
-      std::atomic_thread_fence(std::memory_order_acquire);
-      // The TSC is read between the two loads of the sequence, so a reading that passes the
-      // check was taken before any newer anchor's TSC (ResyncTsc).
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // earlier stores stay before it
-      if (kFenced) __builtin_ia32_lfence();
-      uint64_t tsc = __builtin_ia32_rdtsc();
-      // The second load of the sequence goes through an address computed from the TSC reading
-      // (plus a zero the processor has to compute from it), so it cannot be carried out before
-      // the TSC is read: cheaper than a second lfence, which waits for everything before it.
-      uintptr_t at = reinterpret_cast<uintptr_t>(&g_tsc_seq), zero = tsc;
-      asm("shr $32, %1\n\tshr $32, %1\n\tadd %1, %0" : "+r"(at), "+r"(zero));
-      if ((seq & 1) == 0 && seq == reinterpret_cast<const std::atomic<uint32_t>*>(at)->load(
-                                       std::memory_order_acquire))
-        return ClockAt(tsc, a) - g_start_mono;
-    }
+    int64_t ns;
+    for (int spins = 0; spins < (1 << 20); ++spins)
+      if (TryReadClock<kFenced>(&ns)) return ns;
   }
   return MonoNs() - g_start_mono;
+}
+
+// Inlined into the hook path, its rare part out of line (see RingReserve).
+template <bool kFenced>
+__attribute__((always_inline)) inline int64_t ReadClock() {
+  int64_t ns;
+  if (__builtin_expect(g_tsc_mult != 0, 1) && TryReadClock<kFenced>(&ns)) return ns;
+  return ReadClockSlow<kFenced>();
 }
 }  // namespace
 
@@ -2050,8 +2076,8 @@ bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns) {
 
 FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
-  if (t_vm_child) {  // alone in its process; the flag would be its suspended parent's too
-    VmChildFlush(t_state);
+  if (t_hot.vm_child) {  // alone in its process; the flag would be its suspended parent's too
+    VmChildFlush(t_hot.state);
     return FatalFlush::kDie;
   }
   // A fork child before AfterForkChildOf still holds its parent's state (threads, rings, a
@@ -2094,14 +2120,14 @@ void EndDeath() {
 // says the thread is on it, and then the call counts as nested, as before. The abandoned call
 // is not recorded (its result is unknown); a note says so, once per thread.
 IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
-  // t_depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
-  if (t_depth != 1 || t_call_frame == 0 || frame < t_call_frame) return false;
+  // t_hot.depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
+  if (t_hot.depth != 1 || t_hot.call_frame == 0 || frame < t_hot.call_frame) return false;
   if (frame >= t_alt_lo && frame < t_alt_hi) return false;  // on the alternate stack
   stack_t ss;
   if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
       (ss.ss_flags & SS_ONSTACK))
     return false;
-  ThreadState* ts = t_state;
+  ThreadState* ts = t_hot.state;
   if (ts != nullptr && ts->slot != nullptr) {
     ts->slot->in_call_since.store(kNever, std::memory_order_release);
     if (!ts->longjmp_noted) {
@@ -2114,38 +2140,39 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
       WriteNote(text);
     }
   }
-  t_in_handler = false;  // a SIGSYS handler's frame is gone too
-  t_depth = 0;
+  t_hot.in_handler = false;  // a SIGSYS handler's frame is gone too
+  t_hot.depth = 0;
   return true;
 }
 
 IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
   if (__builtin_expect(g_dying.load(std::memory_order_relaxed), 0)) ParkForDeath();
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
-  if (!g_on || t_done || (g_released.load(std::memory_order_relaxed) && !t_vm_child)) return false;
+  if (!g_on || t_hot.done || (g_released.load(std::memory_order_relaxed) && !t_hot.vm_child))
+    return false;
   if (Foreign()) return false;
-  if (t_depth != 0 && !LeftByLongjmp(frame)) return false;
+  if (t_hot.depth != 0 && !LeftByLongjmp(frame)) return false;
   // A signal handler jumped out of a trapped call that was not being recorded (pause): the
   // SIGSYS handler's frame is gone (else the writer never started, waiting for it to end).
-  if (t_in_handler && frame > t_handler_frame && !(frame >= t_alt_lo && frame < t_alt_hi))
-    t_in_handler = false;
-  ThreadState* ts = t_state;
+  if (t_hot.in_handler && frame > t_hot.handler_frame && !(frame >= t_alt_lo && frame < t_alt_hi))
+    t_hot.in_handler = false;
+  ThreadState* ts = t_hot.state;
   if (ts == nullptr) {
-    t_depth = 1;
-    ts = t_state = NewThreadState();
-    t_depth = 0;
+    t_hot.depth = 1;
+    ts = t_hot.state = NewThreadState();
+    t_hot.depth = 0;
     if (ts == nullptr) {
       // No memory or slot: this thread goes unrecorded. (Its process ending is no reason to
       // mark it: the check above keeps it out, and a fork child starts afresh.)
       if (!g_released.load(std::memory_order_relaxed)) {
-        t_done = true;
+        t_hot.done = true;
         g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
       }
       return false;
     }
   }
-  t_depth = 1;
-  t_call_frame = frame;
+  t_hot.depth = 1;
+  t_hot.call_frame = frame;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
   // Announce the call before reading the clock: a writer that computes a watermark from its
@@ -2153,7 +2180,8 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
   // after its reading. Until the start is known, the previous one is a valid lower bound.
   ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
   LightFence();
-  c->start = NowNs();  // after the store: the writer's membarrier is the fence's other half
+  c->start =
+      ReadClock<true>();  // after the store: the writer's membarrier is the fence's other half
   ts->last_start = c->start;
   ts->slot->in_call_since.store(c->start, std::memory_order_release);
   return true;
@@ -2167,8 +2195,8 @@ IORR_COLD void PatchLater() {
   if (!g_patch_pending || DispatchTracee()) return;
   // Not in a vfork child (the parent's memory), nor inside a trapped call (which may be the
   // loader's, holding its lock), nor under other threads: try again later.
-  if (t_vm_child || t_in_handler || ProgramThreads() != 1) {
-    t_patch_calls = 0;
+  if (t_hot.vm_child || t_hot.in_handler || ProgramThreads() != 1) {
+    t_hot.patch_calls = 0;
     return;
   }
   g_patch_pending = false;
@@ -2199,8 +2227,9 @@ namespace {
 // AddCall for a DirectCall (the wrappers' EndCallOf): the strings read here, as ArgValues reads
 // them (NULL or EFAULT: -1).
 template <bool kStrings>
-void AddDirectCall(ThreadState* ts, CallId call, int64_t* v, const char* const* str,
-                   unsigned strings, long ret, int64_t start, int64_t end) {
+__attribute__((always_inline)) inline void AddDirectCall(ThreadState* ts, CallId call, int64_t* v,
+                                                         const char* const* str, unsigned strings,
+                                                         long ret, int64_t start, int64_t end) {
   if constexpr (!kStrings) {
     ts->last_end = end;
     PutEntry(ts, call, v, str, 0, 0, ret, start, end);
@@ -2240,41 +2269,44 @@ void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t 
 }  // namespace
 
 template <class Add>
-void EndCallWith(Call* c, Add&& add) {
+__attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (!c->on) return;
-  t_depth = 2;  // writing the event: nothing interrupting it may take the call as left
+  t_hot.depth = 2;  // writing the event: nothing interrupting it may take the call as left
   int saved_errno = errno;
-  ThreadState* ts = t_state;
+  ThreadState* ts = t_hot.state;
   add(ts);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
   // Nor from a vfork child: the thread would be the child's, on the parent's memory. A vfork
   // child writes what is older than the flush age itself.
-  if (t_vm_child) {
+  if (t_hot.vm_child) {
     if (ts->last_end - ts->slot->unflushed_min.load(std::memory_order_relaxed) >= kFlushAgeNs)
       VmChildFlush(ts);
-  } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_in_handler) {
+  } else if (g_writer_started.load(std::memory_order_relaxed) == 0 && !t_hot.in_handler) {
     StartWriter();
   }
-  if (__builtin_expect(++t_patch_calls == static_cast<uint32_t>(g_patch_after), 0)) PatchLater();
-  t_depth = 0;
+  if (__builtin_expect(++t_hot.patch_calls == static_cast<uint32_t>(g_patch_after), 0))
+    PatchLater();
+  t_hot.depth = 0;
   BlockSyscalls();
   errno = saved_errno;
 }
 
 IORR_HOT void EndCall(Call* c, CallId call, const long* kargs, long ret) {
-  EndCallWith(c, [&](ThreadState* ts) {
-    AddCall(ts, call, kargs, ret, c->start, std::max(c->start, NowNsAfterCall()));
-  });
+  EndCallWith(
+      c, [&](ThreadState * ts) __attribute__((always_inline)) {
+        AddCall(ts, call, kargs, ret, c->start, std::max(c->start, ReadClock<false>()));
+      });
 }
 
 template <bool kStrings>
 IORR_HOT void EndCallDirect(Call* c, CallId call, int64_t* v, const char* const* str,
                             unsigned strings, long ret) {
-  EndCallWith(c, [&](ThreadState* ts) {
-    AddDirectCall<kStrings>(ts, call, v, str, strings, ret, c->start,
-                            std::max(c->start, NowNsAfterCall()));
-  });
+  EndCallWith(
+      c, [&](ThreadState * ts) __attribute__((always_inline)) {
+        AddDirectCall<kStrings>(ts, call, v, str, strings, ret, c->start,
+                                std::max(c->start, ReadClock<false>()));
+      });
 }
 template void EndCallDirect<false>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
 template void EndCallDirect<true>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
@@ -2295,10 +2327,10 @@ bool OnNotedAltStack(uintptr_t sp) { return sp >= t_alt_lo && sp < t_alt_hi; }
 
 void OnTraceMe() {
   if (Foreign()) return;  // nothing of this storage is its own (its exec records on, audited)
-  if (t_vm_child) {       // the parent's threads and its own flag are not the child's to change
+  if (t_hot.vm_child) {   // the parent's threads and its own flag are not the child's to change
     t_vm_tracee = true;
   } else {
-    ThreadState* ts = t_state;
+    ThreadState* ts = t_hot.state;
     if (ts != nullptr && ts->tid != static_cast<uint32_t>(Gettid())) return;  // a CLONE_VM task
     if (DispatchTracee()) return;
     DispatchBecomeTracee();
@@ -2335,8 +2367,8 @@ void NoteSmallStack(size_t size) {
 int& CurrentLockFd() {
   static int none = -1;
   if (Foreign()) return none = -1;  // its own copy was closed when it became a vfork child
-  if (!t_vm_child) return g_lock_fd;
-  return t_state ? t_state->vm_lock_fd : (none = -1);
+  if (!t_hot.vm_child) return g_lock_fd;
+  return t_hot.state ? t_hot.state->vm_lock_fd : (none = -1);
 }
 SharedState* Shared() { return g_shared; }
 
@@ -2361,11 +2393,11 @@ bool VacateFd(int fd) {
   // globals are the parent's, whose other threads use them). A foreign task has nowhere to
   // keep them: a dup2 onto them, just below the fd limit, gets EBUSY.
   if (Foreign()) return false;
-  bool vm_own = t_vm_child;
+  bool vm_own = t_hot.vm_child;
   // Not while the writer takes copies of them (PrivateFdTable). Signals are blocked meanwhile:
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)
-  bool locking = !t_vm_child;
+  bool locking = !t_hot.vm_child;
   uint64_t all = ~uint64_t{0}, old = 0;
   if (locking) {
     RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
@@ -2410,10 +2442,10 @@ void ReleaseVforkChild(ThreadState* ts) {
 
 void FlushAll() {
   if (!g_on || Foreign()) return;
-  if (t_vm_child) {
+  if (t_hot.vm_child) {
     // A vfork child writes its own events only: the parent's threads are the parent's writer's
     // (and the checks Service makes of them read /proc/self, which is the child's here).
-    VmChildFlush(t_state);
+    VmChildFlush(t_hot.state);
     return;
   }
   Service(true);
@@ -2421,7 +2453,7 @@ void FlushAll() {
 
 void FlushAllAndHold() {
   FlushAll();
-  if (!g_on || t_vm_child || t_holds_writer || Foreign()) return;
+  if (!g_on || t_hot.vm_child || t_holds_writer || Foreign()) return;
   // Not in a task of another process on this memory (a raw clone(CLONE_VM) child, which the
   // library does not see as a vfork child): its exit or exec would leave the lock held for ever.
   if (RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) return;
@@ -2443,11 +2475,11 @@ void ReleaseProcessSlots() {
   if (!g_on || Foreign()) return;
   // An owner of its storage (see ForeignTask) ending leaves it nobody's: its tid may come back
   // as a foreign task's.
-  if (t_owner_tid != 0) t_owner_tid = kNoOwner;
-  if (t_vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
-    if (t_state) ReleaseVforkChild(t_state);
-    t_state = nullptr;  // nothing more of it is recorded (its parent unmaps the state)
-    t_done = true;
+  if (t_hot.owner_tid != 0) t_hot.owner_tid = kNoOwner;
+  if (t_hot.vm_child) {  // a vfork child ending: its own slot and entry (the parent's stay)
+    if (t_hot.state) ReleaseVforkChild(t_hot.state);
+    t_hot.state = nullptr;  // nothing more of it is recorded (its parent unmaps the state)
+    t_hot.done = true;
     return;
   }
   if (g_released.load()) return;
@@ -2477,8 +2509,8 @@ void ReleaseProcessSlots() {
 // names it to) keeps the lock through the exec; after a failed exec it gets it back.
 void ExecKeepsLock(bool keep) {
   if (!g_on || Foreign()) return;
-  if (t_vm_child) {  // a vfork child's own lock (the parent's stays closed to the new image)
-    ThreadState* ts = t_state;
+  if (t_hot.vm_child) {  // a vfork child's own lock (the parent's stays closed to the new image)
+    ThreadState* ts = t_hot.state;
     if (ts == nullptr) return;
     ts->exec_pending.store(keep ? 1 : 0);
     if (ts->vm_lock_fd >= 0) RawSyscall6(SYS_fcntl, ts->vm_lock_fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
@@ -2524,7 +2556,7 @@ void NoteUnarmedSpawn() {
 }
 
 void NoteSpawnUnseen() {
-  if (!g_on || t_armed || PatchEnabled() || ForeignTask() || EnvHasLibrary(environ)) return;
+  if (!g_on || t_hot.armed || PatchEnabled() || ForeignTask() || EnvHasLibrary(environ)) return;
   NoteUnarmedSpawn();
 }
 
@@ -2549,7 +2581,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // stops for the debugger (the library stays out of its way: DispatchBecomeTracee).
   bool foreign = Foreign();
   // (A foreign task's PTRACE_TRACEME went unnoted, the flag being the owner's: the kernel says.)
-  bool traced = DispatchTracee() || (foreign ? TracedNow() : t_vm_child && t_vm_tracee);
+  bool traced = DispatchTracee() || (foreign ? TracedNow() : t_hot.vm_child && t_vm_tracee);
   // Nor does Valgrind's tool (its launcher names itself in VALGRIND_LAUNCHER): the module would
   // not arm on Valgrind (valgrind.h), but the loader allocates memory for the audit namespace
   // that libc frees at exit, and Valgrind reports those frees as invalid (a failed run with
@@ -2622,10 +2654,10 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   uint32_t entry = g_entry, pid = g_pid;
   if (foreign) {  // nothing to hand on
     lock_fd = -1;
-  } else if (t_vm_child) {  // a vfork child hands on its own
-    lock_fd = t_state ? t_state->vm_lock_fd : -1;
-    entry = t_state ? t_state->vm_entry : 0;
-    pid = t_state ? t_state->pid : 0;
+  } else if (t_hot.vm_child) {  // a vfork child hands on its own
+    lock_fd = t_hot.state ? t_hot.state->vm_lock_fd : -1;
+    entry = t_hot.state ? t_hot.state->vm_entry : 0;
+    pid = t_hot.state ? t_hot.state->pid : 0;
   }
   if (lock_fd >= 0 && entry != 0) {
     char lock[64];
@@ -2685,13 +2717,13 @@ void NoWriterInThisProcess() {
 }
 
 void StopRecordingThread() {
-  if (!Foreign()) t_done = true;
+  if (!Foreign()) t_hot.done = true;
 }
 
 void ThreadGone() {
   if (!g_on || Foreign()) return;
-  t_done = true;
-  if (ThreadState* ts = t_state) {
+  t_hot.done = true;
+  if (ThreadState* ts = t_hot.state) {
     ts->exited.store(1, std::memory_order_release);
     Wake();
   }
@@ -2714,24 +2746,27 @@ void AfterForkChildOf(bool shared_files) {
   // foreign to its storage (see ForeignTask: its process is not the owner's) has none, and the
   // handler state it saw was the owner's.
   bool foreign = false;
-  if (t_owner_tid != 0) {
-    uint32_t owner_pid = t_vm_child ? (t_state ? t_state->pid : 0) : g_pid;
+  if (t_hot.owner_tid != 0) {
+    uint32_t owner_pid = t_hot.vm_child ? (t_hot.state ? t_hot.state->pid : 0) : g_pid;
     foreign = RawSyscall6(SYS_getppid) != static_cast<long>(owner_pid);
   }
-  int forker_lock = foreign ? -1 : !t_vm_child ? g_lock_fd : t_state ? t_state->vm_lock_fd : -1;
+  int forker_lock = foreign           ? -1
+                    : !t_hot.vm_child ? g_lock_fd
+                    : t_hot.state     ? t_hot.state->vm_lock_fd
+                                      : -1;
   if (foreign) {
-    t_in_handler = false;
-    t_handler_frame = 0;
+    t_hot.in_handler = false;
+    t_hot.handler_frame = 0;
     t_alt_lo = t_alt_hi = 0;
-  } else if (t_vm_child) {  // numbers its forker moved in the table this child copied
+  } else if (t_hot.vm_child) {  // numbers its forker moved in the table this child copied
     if (t_vm_trace_fd >= 0) g_trace_fd = t_vm_trace_fd;
     if (t_vm_shm_fd >= 0) g_shm_fd = t_vm_shm_fd;
   }
   t_vm_trace_fd = t_vm_shm_fd = -1;
   g_released.store(false);
-  t_owner_tid = 0;  // this memory is the child's alone, whoever forked it
+  t_hot.owner_tid = 0;  // this memory is the child's alone, whoever forked it
   g_noted_shared_map = g_noted_shared_storage = g_noted_own_tls = false;  // this process's notes
-  t_done = false;           // the thread that forked may have been left unrecorded there
+  t_hot.done = false;       // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the
   // parent's to write. Start afresh: new streams, no writer yet, then the new pid (below).
@@ -2755,11 +2790,11 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_trace_fd = g_writer_shm_fd = g_writer_lock_fd = -1;
   g_leader_left.store(false);   // this thread is the child's main thread
   g_buffers = WriterBuffers{};  // the parent's stay mapped; this process makes its own
-  t_state = nullptr;
-  t_vm_child = false;  // forked from a vfork child: a process of its own
+  t_hot.state = nullptr;
+  t_hot.vm_child = false;  // forked from a vfork child: a process of its own
   t_vfork_level = 0;
-  t_depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
-  t_call_frame = 0;
+  t_hot.depth = 0;  // fork's wrapper began a call in the parent; the child records afresh
+  t_hot.call_frame = 0;
   // Last: a fatal signal's flush takes a process whose g_pid is its own for one that has left
   // its parent's state (FlushBeforeDeath). Set before the parent's threads were dropped, a
   // child killed in between wrote the parent's pending events again (CI of stop 23: 9,127
@@ -2801,7 +2836,7 @@ void AfterForkChildOf(bool shared_files) {
 // A vfork child killed while its own vfork child runs: the kernel resumes the parent, which takes
 // its storage back while the grandchild still runs on the same memory and storage (they are
 // now the parent's). The parent marks the saves above its own as orphaned and names itself the
-// storage's owner (t_owner_tid); every task on it but the owner is then foreign: it records
+// storage's owner (t_hot.owner_tid); every task on it but the owner is then foreign: it records
 // nothing and leaves the library's state alone until its exec (whose image is recorded), and
 // its own vforks are plain ones. From then on each call of that thread pays a gettid.
 // (User-space shadow stacks, which glibc 2.36 does not enable, would need vfork's child to jump
@@ -2846,8 +2881,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
                                             : "no memory for a nested vfork's saved state");
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
-    __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
-    t_plain_selector = t_selector;
+    __atomic_store_n(&t_hot.owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+    t_plain_selector = t_hot.selector;
     t_plain_mask = old;
     AllowSyscalls();
     return VforkReturn{1, ret_addr};
@@ -2857,22 +2892,22 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   v = VforkSave{};
   v.ret_addr = ret_addr;
   v.mask = old;
-  v.depth = t_depth;
-  v.call_frame = t_call_frame;
-  v.done = t_done;
-  v.in_handler = t_in_handler;
-  v.armed = t_armed;
-  v.vm_child = t_vm_child;
-  v.selector = t_selector;
+  v.depth = t_hot.depth;
+  v.call_frame = t_hot.call_frame;
+  v.done = t_hot.done;
+  v.in_handler = t_hot.in_handler;
+  v.armed = t_hot.armed;
+  v.vm_child = t_hot.vm_child;
+  v.selector = t_hot.selector;
   v.vm_tracee = t_vm_tracee;
   v.level = static_cast<int>(level);
-  v.owner_tid = t_owner_tid;
+  v.owner_tid = t_hot.owner_tid;
   v.vm_trace_fd = t_vm_trace_fd;
   v.vm_shm_fd = t_vm_shm_fd;
-  if (t_vm_child) v.ppid = RawSyscall6(SYS_getppid);
+  if (t_hot.vm_child) v.ppid = RawSyscall6(SYS_getppid);
   bool on = BeginCall(&v.call);
-  v.state = t_state;  // after BeginCall, which makes the thread's first one
-  if (on && !t_vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
+  v.state = t_hot.state;  // after BeginCall, which makes the thread's first one
+  if (on && !t_hot.vm_child) v.child = AllocThreadState();  // none: the child goes unrecorded
   // The child copies this fd table at the system call and reads the numbers of the library's
   // fds from the process's variables: no other thread may move them (VacateFd) in between, or
   // the child would take a number that is not the library's fd in its table. The child gives
@@ -2882,7 +2917,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   // back first, the other's give-back finds another value (free, or another thread's) and leaves
   // it, so a child killed at any point neither keeps the lock nor has it given back twice. The
   // tid with bit 30 set (tids stay below 2^22): a namespace's first process has tid 1.
-  if (!t_vm_child) {
+  if (!t_hot.vm_child) {
     v.fd_lock = static_cast<int>(Gettid()) | (1 << 30);
     Lock(g_fd_move_lock, v.fd_lock);
   }
@@ -2907,7 +2942,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_plain(lo
                                                                               long deep) {
   using namespace iorr::recorder;
   if (deep) {
-    if (!Foreign()) t_selector = t_plain_selector;
+    if (!Foreign()) t_hot.selector = t_plain_selector;
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&t_plain_mask), 0, 8);
   }
   if (ret < 0) {
@@ -2922,13 +2957,13 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
   using namespace iorr::recorder;
   VforkSave& v = *save;
   // Taken back meanwhile by a task above the parent (its own parent died): foreign at once.
-  if (v.orphaned || t_owner_tid != v.owner_tid) {
+  if (v.orphaned || t_hot.owner_tid != v.owner_tid) {
     GiveBackFdLock(v);
     RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
     return VforkReturn{0, v.ret_addr};
   }
   // The storage is this task's while its parent waits (the parent's foreign tasks stay so).
-  if (t_owner_tid != 0) t_owner_tid = static_cast<uint32_t>(Gettid());
+  if (t_hot.owner_tid != 0) t_hot.owner_tid = static_cast<uint32_t>(Gettid());
   // The parent's lock stays the parent's: this fd table's copy of it goes (the parent's table
   // keeps its own), found before this task counts as a vfork child (CurrentLockFd).
   int inherited = CurrentLockFd();
@@ -2939,13 +2974,14 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
     GiveBackFdLock(v);
   }
   ThreadState* ts = v.child;
-  t_vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
-  t_state = nullptr;
-  t_depth = 0;
-  t_call_frame = 0;
+  t_hot.vm_child = true;  // also unrecorded: the parent's lock and state are not this task's
+  t_hot.state = nullptr;
+  t_hot.depth = 0;
+  t_hot.call_frame = 0;
   t_vm_tracee = false;
-  t_in_handler = false;
-  t_done = true;  // until it has a state and a slot; unrecorded, its exec carries the recording on
+  t_hot.in_handler = false;
+  t_hot.done =
+      true;  // until it has a state and a slot; unrecorded, its exec carries the recording on
   if (ts != nullptr) {
     uint32_t pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
     int fd = -1;
@@ -2956,8 +2992,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
     }
     StartThreadState(ts, pid, ts->vm_entry);
     if (ts->slot != nullptr) {
-      t_state = ts;
-      t_done = false;
+      t_hot.state = ts;
+      t_hot.done = false;
     } else {
       ReleaseVforkChild(ts);
     }
@@ -2966,8 +3002,8 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_child(Vf
   // child that asked to be traced (PTRACE_TRACEME, as gdb's inferior does before its exec)
   // stops at every signal for a tracer that is its vfork parent, suspended until the exec:
   // both would wait forever. Until its exec the child is recorded through the wrappers only.
-  t_armed = false;
-  t_selector = 0;
+  t_hot.armed = false;
+  t_hot.selector = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&v.mask), 0, 8);
   return VforkReturn{0, v.ret_addr};
 }
@@ -2996,14 +3032,14 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   // its state. (A tid would not tell the tasks apart: a vfork child in a new PID namespace may
   // have its parent's number.)
   int left_at = t_vfork_level;
-  bool had_foreign = t_owner_tid != 0;  // a task below took the storage back from its orphans
+  bool had_foreign = t_hot.owner_tid != 0;  // a task below took the storage back from its orphans
   bool orphans = left_at > v.level + 1;
   // The storage is named this task's first: a foreign task reading it meanwhile must not take
   // the state restored below for its own.
   if (orphans || had_foreign) {
-    __atomic_store_n(&t_owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t_hot.owner_tid, static_cast<uint32_t>(Gettid()), __ATOMIC_SEQ_CST);
   } else {
-    t_owner_tid = v.owner_tid;
+    t_hot.owner_tid = v.owner_tid;
   }
   bool fresh = false;  // orphans not seen by a task below (each is noted once)
   for (int l = v.level + 1; l < left_at; ++l) {
@@ -3014,14 +3050,14 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   // task's next vfork saves above them. (Sixteen levels in all, then plain vforks.)
   t_vfork_level = orphans ? left_at : v.level;
   ThreadState* child = v.child;
-  t_vm_child = v.vm_child;
-  t_state = v.state;
-  t_depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
-  t_call_frame = v.call_frame;
-  t_done = v.done;
-  t_in_handler = v.in_handler;
-  t_armed = v.armed;
-  t_selector = v.selector;
+  t_hot.vm_child = v.vm_child;
+  t_hot.state = v.state;
+  t_hot.depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
+  t_hot.call_frame = v.call_frame;
+  t_hot.done = v.done;
+  t_hot.in_handler = v.in_handler;
+  t_hot.armed = v.armed;
+  t_hot.selector = v.selector;
   t_vm_tracee = v.vm_tracee;      // a child's PTRACE_TRACEME was its own
   t_vm_trace_fd = v.vm_trace_fd;  // a child's moves were in its own fd table
   t_vm_shm_fd = v.vm_shm_fd;
@@ -3133,7 +3169,7 @@ long SpawnVmChild(void (*child)(void*), void* arg, size_t stack_bytes, uint64_t*
                   const volatile int* failed) {
   // Inside a vfork child, or on storage another task has taken back: the caller's other way.
   // On Valgrind, whose clone makes a vfork a fork (the parent would not wait), too.
-  if (Foreign() || t_vfork_level != 0 || t_vm_child || OnValgrind()) return kNoVmChild;
+  if (Foreign() || t_vfork_level != 0 || t_hot.vm_child || OnValgrind()) return kNoVmChild;
   // The stack, with a guard page below it: an overflow would write into whatever of the
   // parent's memory lies there.
   stack_bytes = ((stack_bytes + 4095) & ~size_t{4095}) + 4096;

@@ -222,17 +222,42 @@ int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags);
 // outside the library's gate traps into a SIGSYS handler that records and carries it out,
 // unless the thread's selector says ALLOW: the wrappers allow while they run the real libc
 // function (they record it themselves).
-extern constinit thread_local char t_selector __attribute__((tls_model("initial-exec")));
-extern constinit thread_local bool t_armed __attribute__((tls_model("initial-exec")));
-extern constinit thread_local bool t_in_handler __attribute__((tls_model("initial-exec")));
-// The outermost SIGSYS handler's frame while t_in_handler (a call from above it means a
-// signal handler jumped out of the trapped call: see BeginCallAt).
-extern constinit thread_local uintptr_t t_handler_frame __attribute__((tls_model("initial-exec")));
+// The calling thread's state that the hook path reads on every recorded call, in one block of
+// thread-local storage: in a shared library each initial-exec variable is reached through a
+// GOT slot of its own (a load of its offset, then the %fs access), and the dozen the hook path
+// read apart cost a recorded call 16 instructions more and their GOT slots' cache lines
+// (callgrind). The selector's address is the one dispatch and the patched sites check.
+struct ThreadState;  // preload.cc
+struct alignas(64) ThreadHot {
+  ThreadState* state = nullptr;  // the thread's recording (preload.cc), null until its first call
+  // BeginCall's frame when the thread's pending call began (see LeftByLongjmp).
+  uintptr_t call_frame = 0;
+  // The outermost SIGSYS handler's frame while in_handler (a call from above it means a
+  // signal handler jumped out of the trapped call: see BeginCallAt).
+  uintptr_t handler_frame = 0;
+  // The one task entitled to this thread-local storage, 0: whichever runs on it. Set when a
+  // vfork parent resumes while tasks it did not make may still run on its memory and storage:
+  // the descendants of a vfork child killed during its own vfork (see iorr_vfork_parent).
+  // Those are then foreign here: they record nothing and touch none of the library's state
+  // (the storage, its locks and rings are the resumed parent's) until their exec, which
+  // records on.
+  uint32_t owner_tid = 0;
+  uint32_t patch_calls = 0;  // calls so far, for PatchLater
+  int depth = 0;             // inside the hook: 1 a call, 2 writing its event (preload.cc)
+  char selector = 0;         // Syscall User Dispatch's selector byte (SYSCALL_DISPATCH_FILTER_*)
+  bool armed = false;        // dispatch is armed in this thread (dispatch.cc)
+  bool in_handler = false;   // inside the SIGSYS handler
+  bool done = false;         // exiting, or the library's own thread: nothing recorded
+  // This task is a vfork child running on its parent's memory and thread-local storage (see
+  // VforkChild); state is then its own, not the parent thread's.
+  bool vm_child = false;
+};
+extern constinit thread_local ThreadHot t_hot __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
-  if (t_armed) t_selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
+  if (t_hot.armed) t_hot.selector = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
 }
 inline void BlockSyscalls() {
-  if (t_armed) t_selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+  if (t_hot.armed) t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
 }
 // Per process: the SIGSYS handler, and our restorer under the program's existing handlers.
 bool DispatchInstall();

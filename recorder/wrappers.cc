@@ -1257,7 +1257,7 @@ IORR_EXPORT FILE* popen(const char* command, const char* type) {
 IORR_EXPORT void _exit(int status) {
   // Armed and trapping, the exit_group it makes is handled there, once: recorded, flushed,
   // released (doing it here too left a window where other threads took slots nobody freed).
-  if (iorr::recorder::t_armed && iorr::recorder::t_selector == 1) REAL(_exit)(status);
+  if (iorr::recorder::t_hot.armed && iorr::recorder::t_hot.selector == 1) REAL(_exit)(status);
   Call c;
   if (BeginCall(&c)) {
     long k[6] = {status};
@@ -1544,8 +1544,9 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
                                void* arg) {
   // A foreign task leaves the selector alone: it is the owner's, and the task is not armed.
   bool foreign = iorr::recorder::ForeignTask();
-  char saved = iorr::recorder::t_selector;
-  if (!foreign) iorr::recorder::t_selector = 0;  // clone3 with a new stack cannot run in a handler
+  char saved = iorr::recorder::t_hot.selector;
+  if (!foreign)
+    iorr::recorder::t_hot.selector = 0;  // clone3 with a new stack cannot run in a handler
   // The stack the thread will get: the attribute's (its size 0 reads as the process's default).
   // Without attributes the process's defaults apply, whose stack has the room already.
   pthread_attr_t grown;
@@ -1577,7 +1578,7 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
     r = REAL(pthread_create)(t, attr, ArmedStart, s);
     if (r != 0) free(s);
   }
-  if (!foreign) iorr::recorder::t_selector = saved;
+  if (!foreign) iorr::recorder::t_hot.selector = saved;
   return r;
 }
 

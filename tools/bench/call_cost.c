@@ -7,7 +7,8 @@
  * recorded, and are not timed: each call is timed on its own (the clock's two readings cost
  * the same plain and recorded), so the difference is what a call costs the recorder with cold
  * caches.
- * Usage: call_cost DIR [N] [ROUNDS] [COLD_KB]   (DIR: where a scratch file is made) */
+ * ONLY: the one kind to run (its name, as printed), as record-call-instructions.sh does.
+ * Usage: call_cost DIR [N] [ROUNDS] [COLD_KB] [ONLY]   (DIR: where a scratch file is made) */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,12 +27,13 @@ static double now_ns(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: call_cost DIR [N] [ROUNDS]\n");
+    fprintf(stderr, "usage: call_cost DIR [N] [ROUNDS] [COLD_KB] [ONLY]\n");
     return 2;
   }
   long n = argc > 2 ? atol(argv[2]) : 200000;
   int rounds = argc > 3 ? atoi(argv[3]) : 5;
   size_t cold = argc > 4 ? (size_t)atol(argv[4]) << 10 : 0;
+  const char* only = argc > 5 ? argv[5] : NULL;
   volatile char* evict = cold ? calloc(cold, 1) : NULL;
   if (cold && !evict) return 1;
   char path[4096];
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   static const char* const names[] = {"lseek", "fstat", "pwrite", "open+close", "raw lseek"};
   enum { kinds = sizeof(names) / sizeof(names[0]) };
   for (int k = 0; k < kinds; ++k) {
+    if (only && strcmp(only, names[k]) != 0) continue;
     double best = 1e30;
     for (int r = 0; r < rounds; ++r) {
       double t0 = now_ns(), in_calls = 0;

@@ -8,7 +8,9 @@
 # the library out of the caches as a real program's kernel work does between its calls (try
 # COLD=1024 with N=20000: this machine's L2 is 1 MiB); the writes cost plain and recorded alike.
 # BASE_LIB=PATH: a fourth column, recorded with that build of libiorr-preload.so
-# (IORR_PRELOAD_LIB), to compare two builds side by side.
+# (IORR_PRELOAD_LIB), to compare two builds side by side, and the two builds' paired
+# differences (each run's recorded minus the same round's base; use RUNS=25 or more on a noisy
+# host). tools/bench/record-call-instructions.sh counts instructions instead, free of noise.
 # A benchmark, not a test: run it alone on a quiet machine.
 # Usage: record-call-cost.sh [N]   (default 200000 calls per kind and round)
 # Environment: IORR (default $root/build/bin/iorr), IORR_PRELOAD_LIB (the library to test), RUNS,
@@ -56,5 +58,20 @@ for k in plain:
             f"{rec[k]-plain[k]:+10.1f}")
     print(line + (f" {other[k]-plain[k]:+8.1f}" if other else ""))
 if other:
+    # Paired: each run's recorded minus its base, both from the same round of the loop, so
+    # that the host's slow phases (which move a whole run by tens of ns here) cancel out.
+    def runs_of(kind):
+        per = {}
+        for i in range(1, runs + 1):
+            for line in open(f"{work}/{kind}.{i}"):
+                name, ns = line.rsplit(" ", 1)
+                per.setdefault(name, []).append(float(ns))
+        return per
+    r, b = runs_of("recorded"), runs_of("base")
+    print(f"recorded - base, paired over {runs} runs (median, quartiles):")
+    for k in r:
+        d = [x - y for x, y in zip(r[k], b[k])]
+        q = statistics.quantiles(d, n=4) if len(d) > 1 else [d[0], d[0], d[0]]
+        print(f"{k:<12} {statistics.median(d):+8.1f}   {q[0]:+.1f} .. {q[2]:+.1f}")
     print(f"+base: recorded with {base}")
 PY

@@ -31,7 +31,7 @@ inline constexpr const char* kEnvTraced = "IORR_TRACED";
 inline constexpr const char* kEnvAuditAdded = "IORR_AUDIT_ADDED";
 // What goes in front of GLIBC_TUNABLES with the audit module: with an audit module glibc sizes
 // the static TLS block before the program's libraries load, so theirs (and the library's) must
-// fit in its optional part (512 bytes by default; the library's alone takes 1,248). The room
+// fit in its optional part (512 bytes by default; the library's alone takes 336 bytes). The room
 // is not free: every thread's static TLS is carved from its stack, and pthread_create refuses
 // (EINVAL) a stack smaller than the static TLS block plus 2 KiB. 6 KiB keeps a thread of
 // PTHREAD_STACK_MIN (16 KiB) possible beside 4.5 KiB of the program's own TLS (at 11 KiB and

@@ -85,7 +85,7 @@ extern char** environ;
 
 namespace iorr::recorder {
 
-constinit thread_local ThreadHot t_hot;
+constinit thread_local ThreadHot t_hot __attribute__((tls_model("initial-exec")));
 
 namespace {
 

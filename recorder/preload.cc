@@ -105,20 +105,25 @@ struct WriterBuffers {
 
 // A recorded thread (named in preload.h's ThreadHot, so outside the anonymous namespace).
 struct ThreadState {
-  // The thread's own, on every call; the writer only reads tail (once a pass), ring and slot
-  // (set once). The writer's per-entry fields are kept out of this line: encoder_since shared
-  // one with last_start, and the writer's read of it for each entry it drained took the line
-  // away from the program's thread, whose next call wrote last_start into it again (a
-  // recorded lseek in a loop: 19 ns less per call apart, median of 25 paired runs).
+  // The thread's own, written on every call; the writer reads only tail, once a pass. The
+  // fields the writer reads for every entry it drains are kept out of this line: when pid, tid
+  // and encoder_since shared it with last_start, each entry drained took the line from the
+  // program's thread, whose next call took it back (a recorded lseek in a loop: 19 ns less per
+  // call apart, median of 25 paired runs).
   alignas(64) std::atomic<uint64_t> tail{0};  // bytes published by the thread
   uint64_t head_seen = 0;                     // the thread's last look at head
   uint64_t populated = 0;  // the thread: its ring is populated for tails below this (PopulateRing)
   uint64_t populate_lap = 0;  // the thread: where the populated first lap ends; 0: not begun
   int64_t last_start = 0;     // the thread: start of its latest call
   int64_t last_end = 0;       // the thread: end of its latest recorded call
-  uint8_t* ring = nullptr;
+  // Set when the thread is registered and read by both sides after, in a line of their own
+  // that both can keep.
+  alignas(64) uint8_t* ring = nullptr;
   ThreadSlot* slot = nullptr;
-  Event scratch;                              // the thread's event being written
+  uint32_t pid = 0, tid = 0;
+  uint64_t stream = 0;
+  size_t memory_bytes = 0;
+  alignas(64) Event scratch;                  // the thread's event being written (AddEvent)
   alignas(64) std::atomic<uint64_t> head{0};  // bytes consumed by the writer
   std::atomic<int> exited{0};
   std::atomic<int> leaving{0};  // its key destructor ran: it is on its way out
@@ -132,17 +137,13 @@ struct ThreadState {
   // The thread: a piece of directory entries being gathered (AddDirents), kept off its stack,
   // which may be small (a thread on a stack of the program's own memory).
   char dirent_piece[4000 + 256 + 2];
-  // The writer's: DecodeEntry and ServiceThread read these for every entry.
-  alignas(64) uint32_t pid = 0;
-  uint32_t tid = 0;
-  uint64_t stream = 0;
-  size_t memory_bytes = 0;
-  int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
-  uint64_t drained = 0;            // writer: the head when it raised the watermark
-  bool raising = false;            // writer: a raise window is open (Service)
-  uint32_t raise_q = 0;            // writer: the window's (odd) raise_seq
-  Event decoded;                   // writer
-  ChunkEncoder enc;                // writer
+  // The writer's: ServiceThread reads and writes these for every entry.
+  alignas(64) int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
+  uint64_t drained = 0;                        // writer: the head when it raised the watermark
+  bool raising = false;                        // writer: a raise window is open (Service)
+  uint32_t raise_q = 0;                        // writer: the window's (odd) raise_seq
+  Event decoded;                               // writer
+  ChunkEncoder enc;                            // writer
 };
 
 namespace {
@@ -2563,7 +2564,11 @@ void NoteUnarmedSpawn() {
 }
 
 void NoteSpawnUnseen() {
-  if (!g_on || t_hot.armed || PatchEnabled() || ForeignTask() || EnvHasLibrary(environ)) return;
+  // What dispatch and the patched sites' stubs go by is the selector alone: at BLOCK they see
+  // the clone and note it there. At ALLOW nothing does: a thread they do not cover, and an armed
+  // thread whose previous trapped call escaped (system()'s own clone leaves it so until the
+  // next wrapped call: two system() in a row).
+  if (!g_on || t_hot.selector != 0 || ForeignTask() || EnvHasLibrary(environ)) return;
   NoteUnarmedSpawn();
 }
 

@@ -1249,8 +1249,25 @@ IORR_EXPORT int system(const char* command) {
   iorr::recorder::NoteSpawnUnseen();
   return REAL(system)(command);
 }
+namespace {
+// Whether glibc's popen takes `type` (else it fails with EINVAL and spawns nothing): 'r', 'w'
+// and 'e' in any order, exactly one of 'r' and 'w'.
+bool PopenSpawns(const char* type) {
+  if (type == nullptr) return false;
+  bool r = false, w = false;
+  for (const char* p = type; *p; ++p) {
+    if (*p == 'r')
+      r = true;
+    else if (*p == 'w')
+      w = true;
+    else if (*p != 'e')
+      return false;
+  }
+  return r != w;
+}
+}  // namespace
 IORR_EXPORT FILE* popen(const char* command, const char* type) {
-  iorr::recorder::NoteSpawnUnseen();
+  if (PopenSpawns(type)) iorr::recorder::NoteSpawnUnseen();
   return REAL(popen)(command, type);
 }
 

@@ -40,13 +40,15 @@ done
 python3 - "$work" "$runs" "$cold" "$base" "${ROUNDS:-5}" << 'PY'
 import statistics, sys
 work, runs, cold, base, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-def load(kind):
+def runs_of(kind):  # each call's ns per run, in run order
     per = {}
     for i in range(1, runs + 1):
         for line in open(f"{work}/{kind}.{i}"):
             name, ns = line.rsplit(" ", 1)
             per.setdefault(name, []).append(float(ns))
-    return {k: statistics.median(v) for k, v in per.items()}
+    return per
+def load(kind):
+    return {k: statistics.median(v) for k, v in runs_of(kind).items()}
 plain, plt, rec = load("plain"), load("plt"), load("recorded")
 other = load("base") if base else None
 how = f", {cold} KiB written before each call" if cold != "0" else ""
@@ -60,13 +62,6 @@ for k in plain:
 if other:
     # Paired: each run's recorded minus its base, both from the same round of the loop, so
     # that the host's slow phases (which move a whole run by tens of ns here) cancel out.
-    def runs_of(kind):
-        per = {}
-        for i in range(1, runs + 1):
-            for line in open(f"{work}/{kind}.{i}"):
-                name, ns = line.rsplit(" ", 1)
-                per.setdefault(name, []).append(float(ns))
-        return per
     r, b = runs_of("recorded"), runs_of("base")
     print(f"recorded - base, paired over {runs} runs (median, quartiles):")
     for k in r:

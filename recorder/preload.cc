@@ -2563,6 +2563,14 @@ void NoteUnarmedSpawn() {
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
 
+char SpawnFromLibcBegin() {
+  NoteSpawnUnseen();
+  return Foreign() ? 0 : t_hot.selector;
+}
+void SpawnFromLibcEnd(char selector) {
+  if (selector != 0 && !Foreign()) t_hot.selector = selector;
+}
+
 void NoteSpawnUnseen() {
   // What dispatch and the patched sites' stubs go by is the selector alone: at BLOCK they see
   // the clone and note it there. At ALLOW nothing does: a thread they do not cover, and an armed

@@ -340,6 +340,14 @@ void NoteUnarmedSpawn();
 // The same for system() and popen() (their wrappers), in a thread whose clones neither dispatch
 // nor the patched sites see; nothing where they do (they note it at the clone).
 void NoteSpawnUnseen();
+// Around system() and popen() (their wrappers). glibc's spawn inside them makes its clone
+// natively (dispatch and the patched sites cannot carry out a CLONE_VM child's clone), which
+// leaves the thread's selector at ALLOW: every later call libc makes on its own (stdio, fts,
+// opendir) then ran unrecorded until the thread's next wrapped call (a program that read a
+// file with fopen after system() lost that read). Begin notes an unseen spawn
+// (NoteSpawnUnseen) and returns the selector; End puts it back when it was BLOCK.
+char SpawnFromLibcBegin();
+void SpawnFromLibcEnd(char selector);
 void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).

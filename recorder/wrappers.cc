@@ -1244,10 +1244,12 @@ IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_fil
 // no wrapper sees), with the program's environment. Where that environment lacks the library
 // the child runs unrecorded: dispatch and the patched sites see the clone and say so; a thread
 // neither covers (IORR_DISPATCH=0, dispatch refused) says so here. Either way the call itself
-// is libc's, unchanged.
+// is libc's, unchanged, and the selector the clone left at ALLOW goes back (SpawnFromLibcEnd).
 IORR_EXPORT int system(const char* command) {
-  iorr::recorder::NoteSpawnUnseen();
-  return REAL(system)(command);
+  char selector = iorr::recorder::SpawnFromLibcBegin();
+  int r = REAL(system)(command);
+  iorr::recorder::SpawnFromLibcEnd(selector);
+  return r;
 }
 namespace {
 // Whether glibc's popen takes `type` (else it fails with EINVAL and spawns nothing): 'r', 'w'
@@ -1267,8 +1269,11 @@ bool PopenSpawns(const char* type) {
 }
 }  // namespace
 IORR_EXPORT FILE* popen(const char* command, const char* type) {
-  if (PopenSpawns(type)) iorr::recorder::NoteSpawnUnseen();
-  return REAL(popen)(command, type);
+  if (!PopenSpawns(type)) return REAL(popen)(command, type);
+  char selector = iorr::recorder::SpawnFromLibcBegin();
+  FILE* f = REAL(popen)(command, type);
+  iorr::recorder::SpawnFromLibcEnd(selector);
+  return f;
 }
 
 IORR_EXPORT void _exit(int status) {

@@ -893,6 +893,46 @@ if cc -O1 sysspawn.c -o sysspawn 2> /dev/null; then
   fi
 fi
 
+# After system() and popen(), libc's own calls are recorded again: glibc's spawn makes its
+# clone natively, which left the thread's selector at ALLOW, and fopen's openat and read (from
+# inside libc, no wrapper) after it went unrecorded until the next wrapped call.
+cat > sysgap.c << 'C'
+#include <stdio.h>
+#include <stdlib.h>
+static int readfile(const char* path) {
+  char b[64];
+  FILE* f = fopen(path, "r");
+  if (!f) return 1;
+  if (!fgets(b, sizeof b, f)) b[0] = 0;
+  fclose(f);
+  return 0;
+}
+int main(void) {
+  if (system("true") != 0) return 2;
+  if (readfile("/etc/hostname")) return 3;
+  FILE* p = popen("true", "r");
+  if (!p) return 4;
+  if (readfile("/etc/passwd")) return 5;
+  pclose(p);
+  return 0;
+}
+C
+if cc -O1 sysgap.c -o sysgap 2> /dev/null; then
+  for how in "" IORR_PATCH=1 IORR_PATCH=0; do
+    env $how timeout 30 "$iorr" record -q -o sysgap.iorr -- ./sysgap
+    st=$?
+    "$iorr" dump sysgap.iorr > sysgap.dump 2> /dev/null
+    # The program's own process: the pid of its first event.
+    pid=$(awk '/^\[/ {gsub(/\[/, "", $1); print $1; exit}' sysgap.dump)
+    n=$(grep -E "^\[$pid [0-9]+\] .*openat\(AT_FDCWD, \"/etc/(hostname|passwd)\"" sysgap.dump | wc -l)
+    if [[ $st -eq 0 && $n -eq 2 ]]; then
+      ok "fopen after system() and popen()${how:+ ($how)}: both opens recorded"
+    else
+      fail "fopen after system() and popen()${how:+ ($how)}: status $st, $n of 2 opens recorded"
+    fi
+  done
+fi
+
 # _exit() is one exit_group in the trace (its wrapper records it; the trapped syscall it then
 # makes was recorded a second time).
 printf '#include <unistd.h>\nint main(void) { _exit(4); }\n' | cc -x c - -o exit4 2> /dev/null

@@ -932,6 +932,19 @@ void* WriterMain(void*) {
     // shares it. (This thread is not counted by glibc and leaves without telling it.)
     g_pidfd_getfd = false;
     g_writer_started.store(0, std::memory_order_release);
+    // The commonest cause: the leader is leaving (its fd table goes first in the kernel's exit,
+    // then the rest), and was the program's last thread. This thread's own exit would then end
+    // the process with its status, 0, instead of the leader's (clone()'s child on a stack of
+    // its own exited 0 instead of 7 about once in a thousand runs under load: behaviour
+    // suite). Wait for the leader to be gone, up to 100 ms, and end the process as the kernel
+    // would have; what the leader recorded was flushed before it left. A leader that stays
+    // (another cause) keeps the process going, and this thread leaves as before.
+    for (int i = 0; i < 100; ++i) {
+      if (AloneWithLeaderGone())
+        RawSyscall6(SYS_exit_group, g_last_exit_code.load(std::memory_order_relaxed));
+      struct timespec ms = {0, 1'000'000};
+      RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&ms), 0);
+    }
     RawSyscall6(SYS_exit, 0);
   }
   if (g_nptl_nthreads == nullptr)

@@ -27,6 +27,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <utime.h>
+#include <wordexp.h>
 
 #include <atomic>
 #include <cerrno>
@@ -120,6 +121,7 @@ DECLARE_REAL(int, open64, const char*, int, ...);
 DECLARE_REAL(int, __open_2, const char*, int);
 DECLARE_REAL(int, system, const char*);
 DECLARE_REAL(FILE*, popen, const char*, const char*);
+DECLARE_REAL(int, wordexp, const char*, wordexp_t*, int);
 DECLARE_REAL(int, __open64_2, const char*, int);
 DECLARE_REAL(int, openat, int, const char*, int, ...);
 DECLARE_REAL(int, openat64, int, const char*, int, ...);
@@ -1274,6 +1276,26 @@ IORR_EXPORT FILE* popen(const char* command, const char* type) {
   FILE* f = REAL(popen)(command, type);
   iorr::recorder::SpawnFromLibcEnd(selector);
   return f;
+}
+
+namespace {
+// Whether wordexp may run a command substitution: $(...) (not $((...)), arithmetic) or `...`.
+// Quoting is not looked at: at worst an escape note for a spawn that did not happen, in a
+// program whose environment lacks the library.
+bool WordexpSpawns(const char* words, int flags) {
+  if (words == nullptr || (flags & WRDE_NOCMD)) return false;
+  for (const char* p = words; *p; ++p)
+    if (*p == '`' || (p[0] == '$' && p[1] == '(' && p[2] != '(')) return true;
+  return false;
+}
+}  // namespace
+// wordexp() runs a command substitution through glibc's spawn of a shell, as system() does.
+IORR_EXPORT int wordexp(const char* words, wordexp_t* we, int flags) {
+  if (!WordexpSpawns(words, flags)) return REAL(wordexp)(words, we, flags);
+  char selector = iorr::recorder::SpawnFromLibcBegin();
+  int r = REAL(wordexp)(words, we, flags);
+  iorr::recorder::SpawnFromLibcEnd(selector);
+  return r;
 }
 
 IORR_EXPORT void _exit(int status) {

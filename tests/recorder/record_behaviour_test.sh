@@ -893,12 +893,13 @@ if cc -O1 sysspawn.c -o sysspawn 2> /dev/null; then
   fi
 fi
 
-# After system() and popen(), libc's own calls are recorded again: glibc's spawn makes its
-# clone natively, which left the thread's selector at ALLOW, and fopen's openat and read (from
-# inside libc, no wrapper) after it went unrecorded until the next wrapped call.
+# After system(), popen() and wordexp(), libc's own calls are recorded again: glibc's spawn
+# makes its clone natively, which left the thread's selector at ALLOW, and fopen's openat and
+# read (from inside libc, no wrapper) after it went unrecorded until the next wrapped call.
 cat > sysgap.c << 'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <wordexp.h>
 static int readfile(const char* path) {
   char b[64];
   FILE* f = fopen(path, "r");
@@ -914,6 +915,10 @@ int main(void) {
   if (!p) return 4;
   if (readfile("/etc/passwd")) return 5;
   pclose(p);
+  wordexp_t w;
+  if (wordexp("$(true) x", &w, 0) != 0) return 6;
+  wordfree(&w);
+  if (readfile("/etc/hosts")) return 7;
   return 0;
 }
 C
@@ -924,11 +929,11 @@ if cc -O1 sysgap.c -o sysgap 2> /dev/null; then
     "$iorr" dump sysgap.iorr > sysgap.dump 2> /dev/null
     # The program's own process: the pid of its first event.
     pid=$(awk '/^\[/ {gsub(/\[/, "", $1); print $1; exit}' sysgap.dump)
-    n=$(grep -E "^\[$pid [0-9]+\] .*openat\(AT_FDCWD, \"/etc/(hostname|passwd)\"" sysgap.dump | wc -l)
-    if [[ $st -eq 0 && $n -eq 2 ]]; then
-      ok "fopen after system() and popen()${how:+ ($how)}: both opens recorded"
+    n=$(grep -E "^\[$pid [0-9]+\] .*openat\(AT_FDCWD, \"/etc/(hostname|passwd|hosts)\"" sysgap.dump | wc -l)
+    if [[ $st -eq 0 && $n -eq 3 ]]; then
+      ok "fopen after system(), popen() and wordexp()${how:+ ($how)}: all 3 opens recorded"
     else
-      fail "fopen after system() and popen()${how:+ ($how)}: status $st, $n of 2 opens recorded"
+      fail "fopen after system(), popen() and wordexp()${how:+ ($how)}: status $st, $n of 3 opens recorded"
     fi
   done
 fi

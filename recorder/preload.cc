@@ -2581,7 +2581,9 @@ char SpawnFromLibcBegin() {
   return Foreign() ? 0 : t_hot.selector;
 }
 void SpawnFromLibcEnd(char selector) {
-  if (selector != 0 && !Foreign()) t_hot.selector = selector;
+  // Not where the thread stopped being armed meanwhile (a handler's PTRACE_TRACEME during the
+  // call: a tracee's selector stays at ALLOW for good), as BlockSyscalls.
+  if (selector != 0 && t_hot.armed && !Foreign()) t_hot.selector = selector;
 }
 
 void NoteSpawnUnseen() {

@@ -231,7 +231,7 @@ int64_t Scaled(uint64_t ticks, uint64_t rate) {
 }
 
 __attribute__((always_inline)) inline int64_t ClockAt(uint64_t tsc, const TscAnchor& a) {
-  // A reading not fenced against the anchor's loads (NowNsAfterCall) may precede its base.
+  // A reading not fenced against the anchor's loads (ReadClock<false>) may precede its base.
   uint64_t d = tsc > a.base ? tsc - a.base : 0;
   int64_t on_mono = a.mono + Scaled(d, g_tsc_mult);
   if (a.rate == g_tsc_mult) return on_mono;
@@ -2033,7 +2033,12 @@ IORR_COLD int64_t ReadClockSlow() {
   return MonoNs() - g_start_mono;
 }
 
-// Inlined into the hook path, its rare part out of line (see RingReserve).
+// Inlined into the hook path, its rare part out of line (see RingReserve). !kFenced: a call's
+// end, read right after its system call returned, without the lfence (5.6 ns of 14 on this
+// project's machines): the TSC may then be read a few nanoseconds before the loads that
+// precede it complete, which no 1 us (or even 1 ns) trace can tell; the next call's fenced
+// start still comes after it, EndCall keeps it at or after the call's start, and a reading
+// taken before the anchor's base counts as the base (ClockAt).
 template <bool kFenced>
 __attribute__((always_inline)) inline int64_t ReadClock() {
   int64_t ns;
@@ -2046,13 +2051,6 @@ __attribute__((always_inline)) inline int64_t ReadClock() {
 // whatever the thread saw before the call (another thread's event that ended first, the
 // announcement in BeginCallAt).
 int64_t NowNs() { return ReadClock<true>(); }
-
-// A call's end, read right after its system call returned, without the lfence (5.6 ns of 14 on
-// this project's machines): the TSC may then be read a few nanoseconds before the loads that
-// precede it complete, which no 1 us (or even 1 ns) trace can tell; the next call's fenced
-// start still comes after it, the caller keeps it at or after the call's start, and a reading
-// taken before the anchor's base counts as the base (ClockAt).
-int64_t NowNsAfterCall() { return ReadClock<false>(); }
 
 // A fatal signal's flush is under way in another thread (FlushBeforeDeath): this thread waits
 // here, before its call, for the process to die (the kernel would have ended it already), or
@@ -2201,8 +2199,8 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
   // after its reading. Until the start is known, the previous one is a valid lower bound.
   ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
   LightFence();
-  c->start =
-      ReadClock<true>();  // after the store: the writer's membarrier is the fence's other half
+  // After the store: the writer's membarrier is the fence's other half.
+  c->start = ReadClock<true>();
   ts->last_start = c->start;
   ts->slot->in_call_since.store(c->start, std::memory_order_release);
   return true;
@@ -2577,22 +2575,16 @@ void NoteUnarmedSpawn() {
 }
 
 char SpawnFromLibcBegin() {
-  NoteSpawnUnseen();
+  // Only an unseen spawn is noted here. What dispatch and the patched sites' stubs go by is
+  // the selector alone: at BLOCK they see the clone and note it there. At ALLOW nothing does:
+  // a thread they do not cover, and an armed thread whose previous trapped call escaped.
+  if (g_on && t_hot.selector == 0 && !Foreign() && !EnvHasLibrary(environ)) NoteUnarmedSpawn();
   return Foreign() ? 0 : t_hot.selector;
 }
 void SpawnFromLibcEnd(char selector) {
   // Not where the thread stopped being armed meanwhile (a handler's PTRACE_TRACEME during the
   // call: a tracee's selector stays at ALLOW for good), as BlockSyscalls.
   if (selector != 0 && t_hot.armed && !Foreign()) t_hot.selector = selector;
-}
-
-void NoteSpawnUnseen() {
-  // What dispatch and the patched sites' stubs go by is the selector alone: at BLOCK they see
-  // the clone and note it there. At ALLOW nothing does: a thread they do not cover, and an armed
-  // thread whose previous trapped call escaped (system()'s own clone leaves it so until the
-  // next wrapped call: two system() in a row).
-  if (!g_on || t_hot.selector != 0 || ForeignTask() || EnvHasLibrary(environ)) return;
-  NoteUnarmedSpawn();
 }
 
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,

@@ -337,15 +337,14 @@ bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose
 // environment lacks the library.
 void NoteUnarmedSpawn();
-// The same for system() and popen() (their wrappers), in a thread whose clones neither dispatch
-// nor the patched sites see; nothing where they do (they note it at the clone).
-void NoteSpawnUnseen();
-// Around system() and popen() (their wrappers). glibc's spawn inside them makes its clone
-// natively (dispatch and the patched sites cannot carry out a CLONE_VM child's clone), which
-// leaves the thread's selector at ALLOW: every later call libc makes on its own (stdio, fts,
-// opendir) then ran unrecorded until the thread's next wrapped call (a program that read a
-// file with fopen after system() lost that read). Begin notes an unseen spawn
-// (NoteSpawnUnseen) and returns the selector; End puts it back when it was BLOCK.
+// Around system(), popen() and wordexp() (their wrappers, SpawnFromLibc). glibc's spawn inside
+// them makes its clone natively (dispatch and the patched sites cannot carry out a CLONE_VM
+// child's clone), which leaves the thread's selector at ALLOW: every later call libc makes on
+// its own (stdio, fts, opendir) then ran unrecorded until the thread's next wrapped call (a
+// program that read a file with fopen after system() lost that read). Begin writes the escape
+// note for a spawn without the library in its environment that neither dispatch nor the
+// patched sites will see (they note the others at the clone), and returns the selector; End
+// puts it back when it was BLOCK.
 char SpawnFromLibcBegin();
 void SpawnFromLibcEnd(char selector);
 void NoteExecFailed();
@@ -368,7 +367,6 @@ void ReleaseProcessSlots();
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** envp_out, int cap, char* buf,
                     int buf_cap);
 int64_t NowNs();
-int64_t NowNsAfterCall();  // the same without the lfence, for a call's end (preload.cc)
 
 // The calling thread is about to leave without ending the process (pthread_exit, raw exit)
 // with status `code`.

@@ -1247,11 +1247,16 @@ IORR_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_fil
 // the child runs unrecorded: dispatch and the patched sites see the clone and say so; a thread
 // neither covers (IORR_DISPATCH=0, dispatch refused) says so here. Either way the call itself
 // is libc's, unchanged, and the selector the clone left at ALLOW goes back (SpawnFromLibcEnd).
-IORR_EXPORT int system(const char* command) {
+namespace {
+// For the length of a call of libc's that spawns from inside (SpawnFromLibcBegin/End).
+struct SpawnFromLibc {
   char selector = iorr::recorder::SpawnFromLibcBegin();
-  int r = REAL(system)(command);
-  iorr::recorder::SpawnFromLibcEnd(selector);
-  return r;
+  ~SpawnFromLibc() { iorr::recorder::SpawnFromLibcEnd(selector); }
+};
+}  // namespace
+IORR_EXPORT int system(const char* command) {
+  SpawnFromLibc spawn;
+  return REAL(system)(command);
 }
 namespace {
 // Whether glibc's popen takes `type` (else it fails with EINVAL and spawns nothing): 'r', 'w'
@@ -1272,10 +1277,8 @@ bool PopenSpawns(const char* type) {
 }  // namespace
 IORR_EXPORT FILE* popen(const char* command, const char* type) {
   if (!PopenSpawns(type)) return REAL(popen)(command, type);
-  char selector = iorr::recorder::SpawnFromLibcBegin();
-  FILE* f = REAL(popen)(command, type);
-  iorr::recorder::SpawnFromLibcEnd(selector);
-  return f;
+  SpawnFromLibc spawn;
+  return REAL(popen)(command, type);
 }
 
 namespace {
@@ -1292,10 +1295,8 @@ bool WordexpSpawns(const char* words, int flags) {
 // wordexp() runs a command substitution through glibc's spawn of a shell, as system() does.
 IORR_EXPORT int wordexp(const char* words, wordexp_t* we, int flags) {
   if (!WordexpSpawns(words, flags)) return REAL(wordexp)(words, we, flags);
-  char selector = iorr::recorder::SpawnFromLibcBegin();
-  int r = REAL(wordexp)(words, we, flags);
-  iorr::recorder::SpawnFromLibcEnd(selector);
-  return r;
+  SpawnFromLibc spawn;
+  return REAL(wordexp)(words, we, flags);
 }
 
 IORR_EXPORT void _exit(int status) {

@@ -332,6 +332,11 @@ void GrowDefaultStack();
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
 void NoteExecAttempt(const char* path);
+// Around glibc's setuid family (setuid ... setgroups, initgroups): makes it change every
+// thread's ids, the writer's too (see g_single_reset in preload.cc). BeforeSetxid's result goes
+// to AfterSetxid.
+bool BeforeSetxid();
+void AfterSetxid(bool lowered);
 // Whether envp would load this library into an exec'd program.
 bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose

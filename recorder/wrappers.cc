@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -80,13 +81,13 @@ struct RealSlot {
   void** slot;
   const char* name;
 };
-RealSlot g_reals[160];
+RealSlot g_reals[192];
 int g_nreals = 0;
 struct RegisterReal {
   RegisterReal(void** slot, const char* name) {
     // More wrappers than room: a build mistake, which every recorded program would show at
     // once (the ones left out would be looked up later, under the loader's lock).
-    if (g_nreals >= 160) __builtin_trap();
+    if (g_nreals >= 192) __builtin_trap();
     g_reals[g_nreals++] = {slot, name};
   }
 };
@@ -122,6 +123,16 @@ DECLARE_REAL(int, __open_2, const char*, int);
 DECLARE_REAL(int, system, const char*);
 DECLARE_REAL(FILE*, popen, const char*, const char*);
 DECLARE_REAL(int, wordexp, const char*, wordexp_t*, int);
+DECLARE_REAL(int, setuid, uid_t);
+DECLARE_REAL(int, setgid, gid_t);
+DECLARE_REAL(int, seteuid, uid_t);
+DECLARE_REAL(int, setegid, gid_t);
+DECLARE_REAL(int, setreuid, uid_t, uid_t);
+DECLARE_REAL(int, setregid, gid_t, gid_t);
+DECLARE_REAL(int, setresuid, uid_t, uid_t, uid_t);
+DECLARE_REAL(int, setresgid, gid_t, gid_t, gid_t);
+DECLARE_REAL(int, setgroups, size_t, const gid_t*);
+DECLARE_REAL(int, initgroups, const char*, gid_t);
 DECLARE_REAL(int, __open64_2, const char*, int);
 DECLARE_REAL(int, openat, int, const char*, int, ...);
 DECLARE_REAL(int, openat64, int, const char*, int, ...);
@@ -1279,6 +1290,58 @@ IORR_EXPORT FILE* popen(const char* command, const char* type) {
   if (!PopenSpawns(type)) return REAL(popen)(command, type);
   SpawnFromLibc spawn;
   return REAL(popen)(command, type);
+}
+
+struct SetxidGuard {
+  bool lowered = iorr::recorder::BeforeSetxid();
+  SetxidGuard() = default;
+  SetxidGuard(const SetxidGuard&) = delete;
+  SetxidGuard& operator=(const SetxidGuard&) = delete;
+  ~SetxidGuard() { iorr::recorder::AfterSetxid(lowered); }
+};
+// glibc's setuid family: every thread of the process takes the new ids, the writer too, which
+// glibc does only while it counts the process as threaded (BeforeSetxid). initgroups calls
+// glibc's setgroups inside libc, past this wrapper. (Left: ruserok and iruserok, which switch
+// the effective uid inside libc for a moment and back.)
+IORR_EXPORT int setuid(uid_t uid) {
+  SetxidGuard guard;
+  return REAL(setuid)(uid);
+}
+IORR_EXPORT int setgid(gid_t gid) {
+  SetxidGuard guard;
+  return REAL(setgid)(gid);
+}
+IORR_EXPORT int seteuid(uid_t uid) {
+  SetxidGuard guard;
+  return REAL(seteuid)(uid);
+}
+IORR_EXPORT int setegid(gid_t gid) {
+  SetxidGuard guard;
+  return REAL(setegid)(gid);
+}
+IORR_EXPORT int setreuid(uid_t r, uid_t e) {
+  SetxidGuard guard;
+  return REAL(setreuid)(r, e);
+}
+IORR_EXPORT int setregid(gid_t r, gid_t e) {
+  SetxidGuard guard;
+  return REAL(setregid)(r, e);
+}
+IORR_EXPORT int setresuid(uid_t r, uid_t e, uid_t s) {
+  SetxidGuard guard;
+  return REAL(setresuid)(r, e, s);
+}
+IORR_EXPORT int setresgid(gid_t r, gid_t e, gid_t s) {
+  SetxidGuard guard;
+  return REAL(setresgid)(r, e, s);
+}
+IORR_EXPORT int setgroups(size_t n, const gid_t* groups) {
+  SetxidGuard guard;
+  return REAL(setgroups)(n, groups);
+}
+IORR_EXPORT int initgroups(const char* user, gid_t group) {
+  SetxidGuard guard;
+  return REAL(initgroups)(user, group);
 }
 
 namespace {

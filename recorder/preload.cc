@@ -990,7 +990,9 @@ void* WriterMain(void*) {
 // cancels (perf probes on malloc, free and pthread_mutex_lock fired in no writer thread while tar,
 // rm and sh were recorded). What does change is glibc's setuid family, which with the flag up
 // changes only the calling thread: the writer would keep root after the program dropped it. The
-// wrappers of that family put the flag down for the call (BeforeSetxid, AfterSetxid); the program's
+// wrappers of that family put the flag down for the call (BeforeSetxid, AfterSetxid; initgroups,
+// whose NSS modules may start threads meanwhile, with the flag up, then its groups again with the
+// flag down); the program's
 // own pthread_create and pthread_cancel put it down as they would unrecorded. The flag is in two
 // places when the program reads it itself: glibc's own, which glibc's code reads, and the program's
 // copy, which pthread_create writes as well; both change together.
@@ -1003,21 +1005,38 @@ void SetSingleThreaded(char value) {
 }
 }  // namespace
 
-bool BeforeSetxid() {
-  // Not in a vfork child: the flag is its parent's, and glibc would then make the parent's
-  // threads (the writer) take the child's ids. There the flag up gives the child's own call
-  // alone, as for the unrecorded program. Nor once the program has threads of its own (glibc
-  // put its flag down then).
-  if (t_hot.vm_child || !g_single_reset.load(std::memory_order_relaxed) || *g_single_libc == 0)
+bool BeforeSetxid(SetxidWindow* w) {
+  w->lowered = false;
+  // Not in a vfork child, nor in a CLONE_VM child of the program's: the flag and glibc's lock
+  // of its thread list are their parent's; there the flag up gives the child's own call alone,
+  // as for the unrecorded program. Nor once the program has threads of its own (glibc put its
+  // flag down then).
+  if (t_hot.vm_child || Foreign() || !g_single_reset.load(std::memory_order_relaxed) ||
+      *g_single_libc == 0)
     return false;
+  // A handler's own setuid (async-signal-safe) must not come in while glibc holds its thread
+  // list's lock for this one: with the flag down it would take the lock again and wait for
+  // ever. Signals wait for the call's end, and so that none is needed for dispatch's traps,
+  // the thread's calls run natively meanwhile (not file-system calls: nothing goes unrecorded).
+  w->selector = t_hot.selector;
+  AllowSyscalls();
+  sigset_t all;
+  sigfillset(&all);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
+              reinterpret_cast<long>(&w->mask), sizeof(uint64_t));
   SetSingleThreaded(0);
+  w->lowered = true;
   return true;
 }
 
 // After the call, every thread has the new ids (glibc waits for them all): the flag goes up
 // again, as the program would see it unrecorded.
-void AfterSetxid(bool lowered) {
-  if (lowered) SetSingleThreaded(1);
+void AfterSetxid(const SetxidWindow& w) {
+  if (!w.lowered) return;
+  SetSingleThreaded(1);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&w.mask), 0,
+              sizeof(uint64_t));
+  if (t_hot.armed) t_hot.selector = w.selector;
 }
 
 namespace {
@@ -1042,7 +1061,7 @@ IORR_COLD void StartWriter() {
   int rc = real_create ? real_create(&t, &attr, WriterMain, nullptr) : -1;
   // pthread_create told glibc the process has threads now; for a program that had none, put
   // that back (see g_single_reset).
-  if (rc == 0 && single && !t_hot.vm_child) {
+  if (rc == 0 && single) {
     SetSingleThreaded(1);
     g_single_reset.store(true, std::memory_order_relaxed);
   }

@@ -332,11 +332,16 @@ void GrowDefaultStack();
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
 // (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
 void NoteExecAttempt(const char* path);
-// Around glibc's setuid family (setuid ... setgroups, initgroups): makes it change every
-// thread's ids, the writer's too (see g_single_reset in preload.cc). BeforeSetxid's result goes
-// to AfterSetxid.
-bool BeforeSetxid();
-void AfterSetxid(bool lowered);
+// Around glibc's setuid family (setuid ... setgroups): makes it change every thread's ids, the
+// writer's too (see g_single_reset in preload.cc). True: the window is open (signals blocked
+// until AfterSetxid).
+struct SetxidWindow {
+  bool lowered;
+  uint8_t selector;
+  sigset_t mask;
+};
+bool BeforeSetxid(SetxidWindow* w);
+void AfterSetxid(const SetxidWindow& w);
 // Whether envp would load this library into an exec'd program.
 bool EnvHasLibrary(char* const* envp);
 // An escape note for a child libc spawns (clone(CLONE_VM|CLONE_VFORK) from inside libc) whose

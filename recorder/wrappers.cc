@@ -1293,16 +1293,16 @@ IORR_EXPORT FILE* popen(const char* command, const char* type) {
 }
 
 struct SetxidGuard {
-  bool lowered = iorr::recorder::BeforeSetxid();
+  iorr::recorder::SetxidWindow w;
+  bool lowered = iorr::recorder::BeforeSetxid(&w);
   SetxidGuard() = default;
   SetxidGuard(const SetxidGuard&) = delete;
   SetxidGuard& operator=(const SetxidGuard&) = delete;
-  ~SetxidGuard() { iorr::recorder::AfterSetxid(lowered); }
+  ~SetxidGuard() { iorr::recorder::AfterSetxid(w); }
 };
 // glibc's setuid family: every thread of the process takes the new ids, the writer too, which
-// glibc does only while it counts the process as threaded (BeforeSetxid). initgroups calls
-// glibc's setgroups inside libc, past this wrapper. (Left: ruserok and iruserok, which switch
-// the effective uid inside libc for a moment and back.)
+// glibc does only while it counts the process as threaded (BeforeSetxid). (Left: ruserok and
+// iruserok, which switch the effective uid inside libc for a moment and back.)
 IORR_EXPORT int setuid(uid_t uid) {
   SetxidGuard guard;
   return REAL(setuid)(uid);
@@ -1339,9 +1339,23 @@ IORR_EXPORT int setgroups(size_t n, const gid_t* groups) {
   SetxidGuard guard;
   return REAL(setgroups)(n, groups);
 }
+// initgroups runs the NSS modules, which may start threads: not with the flag down (it would be
+// put back up over a thread of the program's). Its groups go to every thread afterwards.
 IORR_EXPORT int initgroups(const char* user, gid_t group) {
-  SetxidGuard guard;
-  return REAL(initgroups)(user, group);
+  int r = REAL(initgroups)(user, group);
+  if (r != 0) return r;
+  int saved_errno = errno;
+  gid_t some[64];
+  gid_t* list = some;
+  int n = getgroups(0, nullptr);
+  if (n > 64) list = static_cast<gid_t*>(malloc(sizeof(gid_t) * static_cast<size_t>(n)));
+  if (list != nullptr && n >= 0 && (n = getgroups(n, list)) >= 0) {
+    SetxidGuard guard;
+    if (guard.lowered) REAL(setgroups)(static_cast<size_t>(n), list);
+  }
+  if (list != some) free(list);
+  errno = saved_errno;
+  return r;
 }
 
 namespace {

@@ -52,6 +52,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -1041,6 +1042,58 @@ void AfterSetxid(const SetxidWindow& w) {
 
 namespace {
 
+// stdio's locks, which pthread_create turns on for good (glibc's _IO_enable_locks: a flag of
+// libc's own, `stdio_needs_locking`, for the streams opened later, and _IO_FLAGS2_NEED_LOCK on
+// every stream open). With them every getc and putc takes and gives back the stream's lock:
+// a program reading a file with getc ran 5 times slower recorded (tools/bench/record-stdio.sh).
+// The writer uses no stream (snprintf writes to a buffer), so for a program without threads of
+// its own StartWriter turns them off again: libc's flag back to 0, and the flag off on the
+// streams that did not have it before (fopencookie's and open_memstream's set it themselves).
+// The program's own pthread_create turns them on as unrecorded. libc's flag is found in
+// _IO_enable_locks's code (GLIBC_PRIVATE), which loads it and then stores 1 into it; where
+// that code looks otherwise, the locks stay on.
+int* g_stdio_needs_locking = nullptr;
+FILE** g_io_list_all = nullptr;
+constexpr int kNeedLock = 0x80;  // _IO_FLAGS2_NEED_LOCK
+
+int* FindStdioNeedsLocking(const uint8_t* code) {
+  int32_t rel;
+  // mov rel32(%rip),%eax; test %eax,%eax; jne
+  if (code[0] != 0x8b || code[1] != 0x05 || code[6] != 0x85 || code[7] != 0xc0 || code[8] != 0x75)
+    return nullptr;
+  memcpy(&rel, code + 2, 4);
+  const uint8_t* flag = code + 6 + rel;
+  for (int k = 9; k + 10 <= 40; ++k) {  // movl $1,rel32(%rip) into the same flag
+    if (code[k] != 0xc7 || code[k + 1] != 0x05 || code[k + 6] != 1 || code[k + 7] != 0 ||
+        code[k + 8] != 0 || code[k + 9] != 0)
+      continue;
+    memcpy(&rel, code + k + 2, 4);
+    if (code + k + 10 + rel == flag) return reinterpret_cast<int*>(const_cast<uint8_t*>(flag));
+  }
+  return nullptr;
+}
+
+struct StdioLocks {
+  bool off = false;
+  int kept = 0;
+  FILE* keep[32];  // the streams that had the flag already
+  void Before() {
+    if (g_stdio_needs_locking == nullptr || *g_stdio_needs_locking != 0) return;
+    for (FILE* f = *g_io_list_all; f != nullptr; f = f->_chain) {
+      if ((f->_flags2 & kNeedLock) == 0) continue;
+      if (kept == 32) return;  // many: leave the locks on
+      keep[kept++] = f;
+    }
+    off = true;
+  }
+  void After() {
+    if (!off) return;
+    *g_stdio_needs_locking = 0;
+    for (FILE* f = *g_io_list_all; f != nullptr; f = f->_chain)
+      if (std::find(keep, keep + kept, f) == keep + kept) f->_flags2 &= ~kNeedLock;
+  }
+};
+
 IORR_COLD void StartWriter() {
   int expect = 0;
   if (!g_writer_started.compare_exchange_strong(expect, 1)) return;
@@ -1058,12 +1111,15 @@ IORR_COLD void StartWriter() {
   if (real_create == nullptr)
     real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
   bool single = g_single_libc != nullptr && *g_single_libc != 0 && __libc_single_threaded != 0;
+  StdioLocks stdio;
+  if (single) stdio.Before();
   int rc = real_create ? real_create(&t, &attr, WriterMain, nullptr) : -1;
   // pthread_create told glibc the process has threads now; for a program that had none, put
-  // that back (see g_single_reset).
+  // that back (see g_single_reset and StdioLocks).
   if (rc == 0 && single) {
     SetSingleThreaded(1);
     g_single_reset.store(true, std::memory_order_relaxed);
+    stdio.After();
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
@@ -1966,8 +2022,13 @@ __attribute__((constructor(102))) void Init() {
   g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
   // glibc's own flag, not the copy a program that reads it has in its executable (a copy
   // relocation: what `__libc_single_threaded` names here then): looked up in libc's scope.
-  if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD))
+  if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD)) {
     g_single_libc = static_cast<char*>(dlsym(libc, "__libc_single_threaded"));
+    auto* enable = static_cast<const uint8_t*>(dlsym(libc, "_IO_enable_locks"));
+    g_io_list_all = static_cast<FILE**>(dlsym(libc, "_IO_list_all"));
+    if (enable != nullptr && g_io_list_all != nullptr)
+      g_stdio_needs_locking = FindStdioNeedsLocking(enable);
+  }
   // Valgrind knows no pidfd_getfd (and says so on stderr, which changes the program's output):
   // decided here, before the exec's event below may start the writer thread, which uses it.
   g_pidfd_getfd = g_shared->pidfd_getfd == 1 && !OnValgrind();

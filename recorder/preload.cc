@@ -1044,7 +1044,8 @@ namespace {
 
 // stdio's locks, which pthread_create turns on for good (glibc's _IO_enable_locks: a flag of
 // libc's own, `stdio_needs_locking`, for the streams opened later, and _IO_FLAGS2_NEED_LOCK on
-// every stream open). With them every getc and putc takes and gives back the stream's lock:
+// every stream of libc's list). With them every getc, putc, ungetc, feof and ferror takes and
+// gives back the stream's lock:
 // a program reading a file with getc ran 5 times slower recorded (tools/bench/record-stdio.sh).
 // The writer uses no stream (snprintf writes to a buffer), so for a program without threads of
 // its own StartWriter turns them off again: libc's flag back to 0, and the flag off on the
@@ -1078,7 +1079,11 @@ struct StdioLocks {
   int kept = 0;
   FILE* keep[32];  // the streams that had the flag already
   void Before() {
-    if (g_stdio_needs_locking == nullptr || *g_stdio_needs_locking != 0) return;
+    // glibc's pthread_create turns the locks on only while it counts one thread: without the
+    // count (which StartWriter takes the writer out of) the program's own threads would not.
+    if (g_stdio_needs_locking == nullptr || g_nptl_nthreads == nullptr ||
+        *g_stdio_needs_locking != 0)
+      return;
     for (FILE* f = *g_io_list_all; f != nullptr; f = f->_chain) {
       if ((f->_flags2 & kNeedLock) == 0) continue;
       if (kept == 32) return;  // many: leave the locks on
@@ -1086,8 +1091,8 @@ struct StdioLocks {
     }
     off = true;
   }
-  void After() {
-    if (!off) return;
+  void After() {  // once the writer is out of glibc's count
+    if (!off || __atomic_load_n(g_nptl_nthreads, __ATOMIC_SEQ_CST) != 1) return;
     *g_stdio_needs_locking = 0;
     for (FILE* f = *g_io_list_all; f != nullptr; f = f->_chain)
       if (std::find(keep, keep + kept, f) == keep + kept) f->_flags2 &= ~kNeedLock;
@@ -1119,7 +1124,6 @@ IORR_COLD void StartWriter() {
   if (rc == 0 && single) {
     SetSingleThreaded(1);
     g_single_reset.store(true, std::memory_order_relaxed);
-    stdio.After();
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
@@ -1131,6 +1135,7 @@ IORR_COLD void StartWriter() {
   // the program's own thread, stack and signal mask.
   if (rc == 0 && g_nptl_nthreads != nullptr)
     __atomic_fetch_sub(g_nptl_nthreads, 1u, __ATOMIC_SEQ_CST);
+  if (rc == 0 && single) stdio.After();
 }
 
 // The thread's key destructor: it is leaving. Its recording goes on until it is gone: the
@@ -2019,10 +2024,12 @@ __attribute__((constructor(102))) void Init() {
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   RegisterMembarrier();  // before any recorded call (see the top of this file)
-  g_nptl_nthreads = static_cast<unsigned*>(dlsym(RTLD_DEFAULT, "__nptl_nthreads"));
-  // glibc's own flag, not the copy a program that reads it has in its executable (a copy
-  // relocation: what `__libc_single_threaded` names here then): looked up in libc's scope.
-  if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD)) {
+  // glibc's own variables, not the copy a program that reads one has in its executable (a copy
+  // relocation: what `__libc_single_threaded` names here then), nor one of the program's own
+  // name: looked up in libc's scope.
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  g_nptl_nthreads = static_cast<unsigned*>(dlsym(libc ? libc : RTLD_DEFAULT, "__nptl_nthreads"));
+  if (libc != nullptr) {
     g_single_libc = static_cast<char*>(dlsym(libc, "__libc_single_threaded"));
     auto* enable = static_cast<const uint8_t*>(dlsym(libc, "_IO_enable_locks"));
     g_io_list_all = static_cast<FILE**>(dlsym(libc, "_IO_list_all"));

@@ -2970,35 +2970,50 @@ fi
 
 # stdio's locks (stop 27): the writer's pthread_create turned them on for good, and every getc
 # and putc of a single-threaded program then locked its stream (5 times slower). Whether a
-# stream locks is its _IO_FLAGS2_NEED_LOCK (0x80 in _flags2): printed for stdout, a stream
-# opened before the first recorded call, one opened after it, one of fopencookie's (which
-# locks anyway) and, after the program's own pthread_create, all four and a new one: as
-# unrecorded.
+# stream locks is its _IO_FLAGS2_NEED_LOCK (0x80 in _flags2). The writer runs before main, so
+# the case looks at a fork child, whose writer starts at its first recorded call: stdout, a
+# stream the parent opened and one of fopencookie's (which locks anyway, and must keep it)
+# before that call, after it, and after the child's own pthread_create, with a new stream;
+# then the parent's after its own pthread_create. As unrecorded.
 cat > stdiolocks.c << 'C'
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 /* Global and read out of line: fopen's result is malloc-like to the compiler, which would
    otherwise keep a flag read before pthread_create. */
-FILE *early, *cookie, *late, *after;
+FILE *early, *cookie, *after;
 __attribute__((noinline)) int locks(FILE* f) { return (f->_flags2 & 0x80) != 0; }
 static ssize_t rd(void* c, char* b, size_t n) { (void)c; (void)b; (void)n; return 0; }
 static void* idle(void* a) { pause(); return a; }
+static void show(const char* when) {
+  printf(" %s: stdout %d early %d cookie %d", when, locks(stdout), locks(early), locks(cookie));
+}
 int main(void) {
   early = fopen("/dev/null", "r");
   cookie_io_functions_t io = {rd, 0, 0, 0};
   cookie = fopencookie(0, "r", io);
-  close(open("/dev/null", O_RDONLY));  /* a recorded call: the writer starts */
-  late = fopen("/dev/null", "r");
-  printf("stdout %d early %d late %d cookie %d;", locks(stdout), locks(early), locks(late),
-         locks(cookie));
+  fflush(stdout);
+  pid_t p = fork();
   pthread_t t;
+  if (p == 0) {
+    show("child");
+    close(open("/dev/null", O_RDONLY));  /* a recorded call: the child's writer starts */
+    show("after a call");
+    pthread_create(&t, 0, idle, 0);
+    after = fopen("/dev/null", "r");
+    show("with a thread");
+    printf(" new %d;", locks(after));
+    fflush(stdout);
+    _exit(0);
+  }
+  int st;
+  waitpid(p, &st, 0);
   pthread_create(&t, 0, idle, 0);
-  after = fopen("/dev/null", "r");
-  printf(" with a thread: stdout %d early %d late %d cookie %d after %d\n", locks(stdout),
-         locks(early), locks(late), locks(cookie), locks(after));
+  show("parent with a thread");
+  printf("\n");
   return 0;
 }
 C
@@ -3007,7 +3022,7 @@ if cc -O1 -pthread stdiolocks.c -o stdiolocks 2> /dev/null; then
   got=$(timeout 30 "$iorr" record -q -o stdiolocks.iorr -- ./stdiolocks 2>&1)
   st=$?
   if [[ $st == 0 && $got == "$want" ]]; then
-    ok "stdio's locks as unrecorded: '$got'"
+    ok "stdio's locks as unrecorded:$got"
   else
     fail "stdio's locks: status $st, '$got' against '$want'"
   fi

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # What recording costs a program that uses stdio a character at a time (getc and putc, as
-# scanners and filters do): build/bin/stdio_loop reads a file of MiB MiB with getc and writes as
-# many characters to /dev/null with putc, plain and recorded in turns, RUNS times (default 7).
+# scanners and filters do): build/bin/stdio_loop reads a file (MiB MiB of random bytes in base64,
+# about 1.35 times as many) with getc and writes as many characters to /dev/null with putc,
+# plain and recorded in turns, RUNS times (default 7).
 # Prints the medians of each part's seconds and their ratios. Until stop 27 the writer thread's
 # pthread_create turned stdio's locks on for good, and each getc and putc took its stream's lock.
 # BASE_LIB=PATH: a third column recorded with that build of libiorr-preload.so.
 # A benchmark, not a test: run it alone on a quiet machine.
 # Usage: record-stdio.sh [MiB]   (default 50)
-# Environment: IORR (default $root/build/bin/iorr), RUNS, BASE_LIB, TMPFS (default /dev/shm).
+# Environment: IORR (default $root/build/bin/iorr), RUNS (odd: the median is a run's), BASE_LIB,
+# TMPFS (default /dev/shm). Needs python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}

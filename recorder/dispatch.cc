@@ -673,6 +673,7 @@ class CaughtScope {
     if (outer_) t_hot.in_handler = false;
     errno = saved_errno_;
   }
+  bool outer() const { return outer_; }
 
  private:
   int saved_errno_;
@@ -699,6 +700,11 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     r[REG_RIP] -= 2;
   } else if (!resumed) {
     r[REG_RAX] = ret;
+    if (__builtin_expect(g_patch_from_handler, 0) && scope.outer()) {
+      auto resume = static_cast<uintptr_t>(r[REG_RIP]);
+      PatchFromHandler(nr, reinterpret_cast<uintptr_t>(info->si_call_addr), &resume);
+      r[REG_RIP] = static_cast<greg_t>(resume);
+    }
   }
 }
 

@@ -214,7 +214,7 @@ constexpr size_t kStubSize = 160;
 //   tail:  [after]  jmp to
 //   slow:  lea -128(%rsp),%rsp  push $at+1  call iorr_patch_entry  lea 136(%rsp),%rsp
 //          test %r11d,%r11d  jnz fast  jmp tail
-bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off) {
+bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off, uintptr_t* tail_out = nullptr) {
   uint8_t* p = st;
   auto put = [&](std::initializer_list<uint8_t> bytes) {
     for (uint8_t b : bytes) *p++ = b;
@@ -248,6 +248,7 @@ bool WriteStub(const Site& s, uint8_t* st, int32_t selector_off) {
     put({0x0f, 0x05});
   }
   uint8_t* tail = p;
+  if (tail_out != nullptr) *tail_out = reinterpret_cast<uintptr_t>(tail);
   std::memcpy(p, s.after, s.nafter);
   p += s.nafter;
   if (!jmp_to(s.to)) return false;
@@ -301,6 +302,13 @@ void PopulateSitePages(uintptr_t lo, uintptr_t hi, const Plan& plan, int first, 
   flush();
 }
 
+// A trapped call the rewriting runs inside (PatchInstall's resume_at) whose thread goes on right
+// after a syscall that a window covers with instructions after it: the site's syscall, and
+// where the thread goes on instead, its stub's tail (the instructions after the syscall, then
+// the jump back).
+uintptr_t g_resume_site = 0;
+uintptr_t g_resume_tail = 0;
+
 // Rewrites the planned sites of one object. Stubs first; then each site's jump.
 bool Apply(const Object& o, const Plan& plan, int first, int count) {
   if (count == 0) return true;
@@ -313,8 +321,11 @@ bool Apply(const Object& o, const Plan& plan, int first, int count) {
     const Site& s = plan.site[first + i];
     uint8_t* stub = mem + static_cast<size_t>(i) * kStubSize;
     int32_t rel;
-    if (!WriteStub(s, stub, sel) || !Rel32(s.from + 5, reinterpret_cast<uintptr_t>(stub), &rel))
+    uintptr_t tail = 0;
+    if (!WriteStub(s, stub, sel, &tail) ||
+        !Rel32(s.from + 5, reinterpret_cast<uintptr_t>(stub), &rel))
       return false;
+    if (s.at == g_resume_site) g_resume_tail = tail;
   }
   if (RawSyscall6(SYS_mprotect, reinterpret_cast<long>(mem), static_cast<long>(size),
                   PROT_READ | PROT_EXEC) != 0) {
@@ -402,7 +413,7 @@ int PatchCountSyscalls(long addr, long len) {
   return count;
 }
 
-bool PatchInstall(char* why, size_t why_len) {
+bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   static Objects objs;
@@ -447,6 +458,21 @@ bool PatchInstall(char* why, size_t why_len) {
     }
     count[k] = plan.nsite - first[k];
   }
+  // From inside a trapped call (PatchFromHandler): the thread goes on at *resume_at, which must
+  // not be inside a window about to be rewritten (after a window, or at its start, is fine),
+  // unless it is right after the window's own syscall: it then goes on at the stub's tail.
+  g_resume_site = 0;
+  g_resume_tail = 0;
+  for (int i = 0; resume_at != nullptr && i < plan.nsite; ++i) {
+    const Site& s = plan.site[i];
+    if (s.from < *resume_at && *resume_at < s.to) {
+      if (*resume_at != s.at + 2 || s.keeps_syscall) {
+        snprintf(why, why_len, "the trapped call goes on inside a window");
+        return false;
+      }
+      g_resume_site = s.at;
+    }
+  }
   for (int k = 0; k < objs.n; ++k) {
     if (!Apply(objs.o[k], plan, first[k], count[k])) {
       // The objects rewritten before it keep their stubs, which record as dispatch would
@@ -457,6 +483,7 @@ bool PatchInstall(char* why, size_t why_len) {
     }
   }
   g_patched = true;
+  if (g_resume_site != 0) *resume_at = g_resume_tail;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   snprintf(why, why_len,
            "%d system call sites rewritten, %d left (calls of no interest); objects decoded here: "

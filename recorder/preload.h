@@ -292,7 +292,13 @@ bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wr
 // Patched system call sites (patch.cc): rewrites libc's and the loader's system call
 // instructions into jumps to stubs that check the selector as dispatch would. False (and why)
 // when the process's code does not allow it; then nothing was changed.
-bool PatchInstall(char* why, size_t why_len);
+// resume_at: where a trapped call the rewriting runs inside goes on (null: none); set to where
+// it must go on instead when that was right after a rewritten syscall.
+bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at = nullptr);
+// Set when the switch to patched sites came due inside the SIGSYS handler: SigsysHandler then
+// tries it at its end (PatchFromHandler).
+extern bool g_patch_from_handler;
+void PatchFromHandler(long nr, uintptr_t site, uintptr_t* resume_at);
 struct SharedState;
 SharedState* Shared();  // the recording's shared state (protocol.h)
 // The threads glibc counts (pthread_create's; the library's writer is not counted), -1: unknown.

@@ -3113,6 +3113,60 @@ if cc -O1 -shared -fPIC shim.c -o libshim.so -ldl 2> /dev/null && cc -O1 busy.c 
   fi
 fi
 
+# A process whose calls are all libc's own (stdio alone) switches to patched sites from inside
+# a trapped call (stop 27; before, it kept dispatch for good, a trap per call). The program
+# reads a file of 6,000 characters with getc through no buffer, each character one read (the
+# switch comes inside one of them: libc's read site, whose window covers instructions after
+# the syscall, so the thread goes on in the stub), then appends 6,000 characters with fputc
+# and fflush, each one write. Every write and read is in the trace, the program's output is right, and
+# the modes that switch (no IORR_PATCH) the trace says the switch came from a trapped call.
+cat > stdioonly.c << 'C'
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+  char text[6000];
+  for (int i = 0; i < 6000; i++) text[i] = 'a' + i % 26;
+  FILE* f = fopen("stdioonly.txt", "w");
+  fwrite(text, 1, sizeof text, f);
+  fclose(f);
+  f = fopen("stdioonly.txt", "r");
+  setvbuf(f, NULL, _IONBF, 0);
+  long sum = 0, n = 0;
+  int c;
+  while ((c = getc(f)) != EOF) { sum += c; n++; }
+  fclose(f);
+  f = fopen("stdioonly.txt", "a");
+  for (int i = 0; i < 6000; i++) { fputc(text[i], f); fflush(f); }
+  fclose(f);
+  printf("%ld characters, sum %ld\n", n, sum);
+  return 0;
+}
+C
+if cc -O1 stdioonly.c -o stdioonly 2> /dev/null; then
+  want=$(./stdioonly)
+  got=$(timeout 60 "$iorr" record -q -o stdioonly.iorr -- ./stdioonly 2>&1)
+  st=$?
+  "$iorr" dump stdioonly.iorr > stdioonly.txt.dump 2>&1
+  # The file's writes and reads: those on the fd its opening returned, from there on.
+  calls_on() {  # OPEN_PATTERN CALL: how many CALLs on the fd that OPEN_PATTERN's openat returned
+    awk -v open="$1" -v call=" $2(" '
+      index($0, open) && fd == "" { split($0, eq, " = "); split(eq[2], v, " "); fd = v[1]; next }
+      fd != "" && index($0, call fd ", ") {n++}
+      END {print n + 0}' stdioonly.txt.dump
+  }
+  w=$(calls_on 'openat(AT_FDCWD, "stdioonly.txt", O_WRONLY|O_CREAT|O_APPEND' write)
+  r=$(calls_on 'openat(AT_FDCWD, "stdioonly.txt", O_RDONLY' read)
+  switched=yes
+  if [[ -z ${IORR_PATCH:-} ]] && ! grep -q "from a trapped call" stdioonly.txt.dump; then
+    switched=no  # the suites without IORR_PATCH switch after 64 calls (tests/recorder)
+  fi
+  if [[ $st == 0 && $got == "$want" && $w == 6000 && $r == 6001 && $switched == yes ]]; then
+    ok "stdio alone: '$got', $w writes and $r reads recorded, switched from a trapped call"
+  else
+    fail "stdio alone: status $st, '$got' against '$want', $w writes and $r reads (6000, 6001), switched from a trapped call: $switched"
+  fi
+fi
+
 # posix_spawn with more file actions than the child's ring holds (found by review at stop 17):
 # the child, which has no writer thread, waited for ever for one to drain its ring.
 cat > spawnmany.c << 'C'

@@ -99,6 +99,7 @@ struct KSigaction {
 constexpr unsigned long kSaRestorer = 0x04000000;
 void* const kDfl = nullptr;                     // SIG_DFL
 void* const kIgn = reinterpret_cast<void*>(1);  // SIG_IGN
+bool g_program_had_handler = false;             // DispatchEverHandled
 constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 
 bool g_enabled = false;
@@ -374,6 +375,12 @@ long SigactionOf(const long* a) {
 // program's first handler on an alternate signal stack.
 long Sigaction(const long* a) {
   int sig = static_cast<int>(a[0]);
+  // A handler the program installs, even one it takes down again (or SA_RESETHAND does) while a
+  // frame of it is live: see DispatchEverHandled. (32 and 33: glibc's own.)
+  if (a[1] != 0 && sig != 32 && sig != 33) {
+    void* handler = reinterpret_cast<const KSigaction*>(a[1])->handler;
+    if (handler != kDfl && handler != kIgn) g_program_had_handler = true;
+  }
   if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8)
     return FlushSigaction(sig, a);
   if (g_flush_signals && !g_crash_given_back && a[1] != 0) {
@@ -819,6 +826,8 @@ void FlushSignalsInstall() {
   start.valid = false;
   g_flush_signals = true;
 }
+
+bool DispatchEverHandled() { return g_program_had_handler; }
 
 int DispatchHandledSignal() {
   for (int sig = 1; sig <= 64; ++sig) {

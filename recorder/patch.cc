@@ -308,6 +308,7 @@ void PopulateSitePages(uintptr_t lo, uintptr_t hi, const Plan& plan, int first, 
 // the jump back).
 uintptr_t g_resume_site = 0;
 uintptr_t g_resume_tail = 0;
+bool g_resume_rewritten = false;  // its jump is written: the thread must go on at the tail
 
 // Rewrites the planned sites of one object. Stubs first; then each site's jump.
 bool Apply(const Object& o, const Plan& plan, int first, int count) {
@@ -359,6 +360,7 @@ bool Apply(const Object& o, const Plan& plan, int first, int count) {
       // jump covers instructions before it): int3, never reached.
       uintptr_t end = s.keeps_syscall ? s.at : s.to;
       for (uintptr_t b = s.from + 5; b < end; ++b) *reinterpret_cast<uint8_t*>(b) = 0xcc;
+      if (s.at == g_resume_site) g_resume_rewritten = true;
     }
     RawSyscall6(SYS_mprotect, static_cast<long>(page_lo), static_cast<long>(page_hi - page_lo),
                 PROT_READ | PROT_EXEC);
@@ -463,6 +465,7 @@ bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at) {
   // unless it is right after the window's own syscall: it then goes on at the stub's tail.
   g_resume_site = 0;
   g_resume_tail = 0;
+  g_resume_rewritten = false;
   for (int i = 0; resume_at != nullptr && i < plan.nsite; ++i) {
     const Site& s = plan.site[i];
     if (s.from < *resume_at && *resume_at < s.to) {
@@ -479,11 +482,13 @@ bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at) {
       // (CaughtCall keeps SIGSYS unblocked once dispatch is installed).
       snprintf(why, why_len, "cannot rewrite %s",
                objs.o[k].name[0] ? objs.o[k].name : "the program");
+      // An object rewritten before it may hold the window the trapped call goes on in.
+      if (g_resume_rewritten) *resume_at = g_resume_tail;
       return false;
     }
   }
   g_patched = true;
-  if (g_resume_site != 0) *resume_at = g_resume_tail;
+  if (g_resume_rewritten) *resume_at = g_resume_tail;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   snprintf(why, why_len,
            "%d system call sites rewritten, %d left (calls of no interest); objects decoded here: "

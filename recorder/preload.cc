@@ -2432,10 +2432,14 @@ void PatchNow(uintptr_t* resume_at) {
   // Not while the program has a signal handler: this call may be inside one, and the context
   // it interrupted may be inside a window about to be rewritten (a trapped call returns there,
   // and a signal is delivered at any instruction). Such a program keeps dispatch.
-  if (int sig = DispatchHandledSignal(); sig != 0) {
+  if (int sig = DispatchHandledSignal(); sig != 0 || DispatchEverHandled()) {
     char note[160];
-    snprintf(note, sizeof(note),
-             "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
+    if (sig != 0)
+      snprintf(note, sizeof(note),
+               "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
+    else
+      snprintf(note, sizeof(note),
+               "capture: Syscall User Dispatch (not patched: the program had a signal handler)");
     WriteNote(note);
     return;
   }

@@ -309,6 +309,10 @@ void DispatchDisarmThread();
 // The first signal with a handler of the program's (glibc's own for cancellation and setuid
 // aside), or 0.
 int DispatchHandledSignal();
+// Whether the program has installed a handler of its own since dispatch caught its calls (one
+// it took down again may still have a frame live, whose interrupted context may lie in a window
+// about to be rewritten: found by review at stop 27, with SA_RESETHAND).
+bool DispatchEverHandled();
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

@@ -3167,6 +3167,23 @@ if cc -O1 stdioonly.c -o stdioonly 2> /dev/null; then
   fi
 fi
 
+# The same program after a handler of its own that SA_RESETHAND took down again: such a
+# handler's frame may be live when the switch comes, over a context inside a window about to
+# be rewritten (found by review at stop 27, in the switch outside the handler too), so a process
+# that ever installed a handler keeps dispatch, and says so.
+sed 's/^int main(void) {$/static void on_usr1(int s) { (void)s; }\nint main(void) {\n  struct sigaction sa = {0};\n  sa.sa_handler = on_usr1;\n  sa.sa_flags = SA_RESETHAND;\n  sigaction(SIGUSR1, \&sa, 0);\n  raise(SIGUSR1);/; 1i #include <signal.h>' stdioonly.c > stdioreset.c
+if [[ -z ${IORR_PATCH:-} ]] && cc -O1 stdioreset.c -o stdioreset 2> /dev/null; then
+  want=$(./stdioreset)
+  got=$(timeout 60 "$iorr" record -q -o stdioreset.iorr -- ./stdioreset 2>&1)
+  st=$?
+  if [[ $st == 0 && $got == "$want" ]] &&
+    dump_has stdioreset.iorr "not patched: the program had a signal handler"; then
+    ok "stdio alone after an SA_RESETHAND handler: '$got', dispatch kept"
+  else
+    fail "stdio alone after an SA_RESETHAND handler: status $st, '$got' against '$want', $(grep -o 'capture: [^(]*(.*' stdioreset.iorr.txt | tail -n 1)"
+  fi
+fi
+
 # posix_spawn with more file actions than the child's ring holds (found by review at stop 17):
 # the child, which has no writer thread, waited for ever for one to drain its ring.
 cat > spawnmany.c << 'C'

@@ -470,7 +470,7 @@ bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at) {
     const Site& s = plan.site[i];
     if (s.from < *resume_at && *resume_at < s.to) {
       if (*resume_at != s.at + 2 || s.keeps_syscall) {
-        snprintf(why, why_len, "the trapped call goes on inside a window");
+        snprintf(why, why_len, "%s", kResumeInWindow);
         return false;
       }
       g_resume_site = s.at;

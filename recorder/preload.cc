@@ -993,10 +993,10 @@ void* WriterMain(void*) {
 // changes only the calling thread: the writer would keep root after the program dropped it. The
 // wrappers of that family put the flag down for the call (BeforeSetxid, AfterSetxid; initgroups,
 // whose NSS modules may start threads meanwhile, with the flag up, then its groups again with the
-// flag down); the program's
-// own pthread_create and pthread_cancel put it down as they would unrecorded. The flag is in two
-// places when the program reads it itself: glibc's own, which glibc's code reads, and the program's
-// copy, which pthread_create writes as well; both change together.
+// flag down); the program's own pthread_create and pthread_cancel put it down as they would
+// unrecorded. The flag is in two places when the program reads it itself: glibc's own, which
+// glibc's code reads, and the program's copy, which pthread_create writes as well; both change
+// together.
 std::atomic<bool> g_single_reset{false};
 char* g_single_libc = nullptr;  // glibc's own (Init)
 
@@ -1042,17 +1042,6 @@ void AfterSetxid(const SetxidWindow& w) {
 
 namespace {
 
-// stdio's locks, which pthread_create turns on for good (glibc's _IO_enable_locks: a flag of
-// libc's own, `stdio_needs_locking`, for the streams opened later, and _IO_FLAGS2_NEED_LOCK on
-// every stream of libc's list). With them every getc, putc, ungetc, feof and ferror takes and
-// gives back the stream's lock:
-// a program reading a file with getc ran 5 times slower recorded (tools/bench/record-stdio.sh).
-// The writer uses no stream (snprintf writes to a buffer), so for a program without threads of
-// its own StartWriter turns them off again: libc's flag back to 0, and the flag off on the
-// streams that did not have it before (fopencookie's and open_memstream's set it themselves).
-// The program's own pthread_create turns them on as unrecorded. libc's flag is found in
-// _IO_enable_locks's code (GLIBC_PRIVATE), which loads it and then stores 1 into it; where
-// that code looks otherwise, the locks stay on.
 // libc's code, where a trapped call may switch the process to patched sites (PatchFromHandler).
 uintptr_t g_libc_text_lo = 0, g_libc_text_hi = 0;
 
@@ -1070,6 +1059,17 @@ int FindLibcText(struct dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
+// stdio's locks, which pthread_create turns on for good (glibc's _IO_enable_locks: a flag of
+// libc's own, `stdio_needs_locking`, for the streams opened later, and _IO_FLAGS2_NEED_LOCK on
+// every stream of libc's list). With them every getc, putc, ungetc, feof and ferror takes and
+// gives back the stream's lock: a program reading a file with getc ran 5 times slower recorded
+// (tools/bench/record-stdio.sh).
+// The writer uses no stream (snprintf writes to a buffer), so for a program without threads of
+// its own StartWriter turns them off again: libc's flag back to 0, and the flag off on the
+// streams that did not have it before (fopencookie's and open_memstream's set it themselves).
+// The program's own pthread_create turns them on as unrecorded. libc's flag is found in
+// _IO_enable_locks's code (GLIBC_PRIVATE), which loads it and then stores 1 into it; where
+// that code looks otherwise, the locks stay on.
 int* g_stdio_needs_locking = nullptr;
 FILE** g_io_list_all = nullptr;
 constexpr int kNeedLock = 0x80;  // _IO_FLAGS2_NEED_LOCK
@@ -2449,7 +2449,7 @@ void PatchNow(uintptr_t* resume_at) {
     DispatchDisarmThread();
     snprintf(note, sizeof(note), "capture: patched system call sites after %d calls%s (%s)",
              g_patch_after, resume_at != nullptr ? ", from a trapped call" : "", why);
-  } else if (resume_at != nullptr && strcmp(why, "the trapped call goes on inside a window") == 0) {
+  } else if (resume_at != nullptr && strcmp(why, kResumeInWindow) == 0) {
     g_patch_pending = true;  // the next trapped call tries again
     g_patch_from_handler = true;
     return;

@@ -295,6 +295,8 @@ bool DispatchEnabled();  // dispatch or patched sites catch calls outside the wr
 // resume_at: where a trapped call the rewriting runs inside goes on (null: none); set to where
 // it must go on instead when that was right after a rewritten syscall.
 bool PatchInstall(char* why, size_t why_len, uintptr_t* resume_at = nullptr);
+// PatchInstall's why when it refused only because of resume_at: a later trap may try again.
+inline constexpr char kResumeInWindow[] = "the trapped call goes on inside a window";
 // Set when the switch to patched sites came due inside the SIGSYS handler: SigsysHandler then
 // tries it at its end (PatchFromHandler).
 extern bool g_patch_from_handler;

@@ -50,7 +50,9 @@ inline void ForEachListedName(std::string_view listing, F&& f) {
   while (i < listing.size()) {
     size_t end = listing.find('\0', i + 1);
     if (end == std::string_view::npos) return;
-    std::string_view name = listing.substr(i + 1, end - i - 1);
+    // Not substr: its range check (which cannot fail here, end > i) would pull libstdc++'s
+    // exception machinery into the recording library (see recorder/CMakeLists.txt).
+    std::string_view name(listing.data() + i + 1, end - i - 1);
     if (name != "." && name != "..") f(name, static_cast<uint8_t>(listing[i]));
     i = end + 1;
   }

@@ -7,7 +7,9 @@
 # one's median wall time per iteration and what recording adds to it, with the recorded trace's
 # size. A benchmark, not a test: run it alone on a quiet machine (2 cores here).
 # Usage: record-processes.sh [N]   (default 300 iterations)
-# Environment: IORR (default $root/build/bin/iorr), RUNS, PROG (default /bin/true).
+# BASE_LIB=PATH: a sixth kind, recorded (the default) with that build of libiorr-preload.so
+# (libiorr-audit.so beside it), in the same rounds: a change's effect side by side.
+# Environment: IORR (default $root/build/bin/iorr), RUNS, PROG (default /bin/true), BASE_LIB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iorr=${IORR:-$root/build/bin/iorr}
@@ -15,7 +17,9 @@ lib=$(dirname "$iorr")/../lib/libiorr-preload.so
 runs=${RUNS:-5}
 n=${1:-300}
 prog=${PROG:-/bin/true}
+base=${BASE_LIB:-}
 [[ -x $iorr && -f $lib ]] || { echo "record-processes: build first (tools/build.sh)" >&2; exit 2; }
+[[ -z $base || -f $base ]] || { echo "record-processes: no library at BASE_LIB=$base" >&2; exit 2; }
 work=$(mktemp -d /dev/shm/iorr-procs.XXXXXX)
 source "$root/tools/bench/quiet-host.sh"
 trap 'rm -rf "$work"; quiet_host_end' EXIT
@@ -32,6 +36,7 @@ timed() {
     plt) cmd=(env IORR_DISPATCH=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
     noaudit) cmd=(env IORR_AUDIT=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
     recorded) cmd=("$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
+    base) cmd=(env IORR_PRELOAD_LIB="$base" "$iorr" record -q -o "$work/b.iorr" -- sh -c "$loop") ;;
   esac
   local t0=$EPOCHREALTIME
   "${cmd[@]}" > /dev/null
@@ -40,6 +45,7 @@ timed() {
 }
 
 kinds="plain inactive plt noaudit recorded"
+[[ -n $base ]] && kinds="$kinds base"
 echo "loop: $n x $prog under sh, $runs rounds (plain, preloaded inactive, recorded PLT-only," \
   "recorded without the loader's calls (IORR_AUDIT=0), recorded (the default, with them))"
 for i in $(seq "$runs"); do
@@ -51,5 +57,12 @@ for kind in $kinds; do
   awk -v k="$kind" -v m="$m" -v p="$plain" -v runs="$(xargs < "$work/$kind")" 'BEGIN {
     printf "%-9s %7.0f us per process (median), +%4.0f us, %.2fx   runs: %s\n", k, m, m - p, m / p, runs }'
 done
+if [[ -n $base ]]; then
+  # Paired by round (the rounds drift on a noisy host): what the recorded kind adds minus what
+  # the base library adds, per round.
+  paste "$work/recorded" "$work/base" | awk '{print $1 - $2}' | median > "$work/diff"
+  echo "recorded - base, paired by round (median): $(cat "$work/diff") us per process" \
+    "  rounds: $(paste "$work/recorded" "$work/base" | awk '{printf "%.0f ", $1 - $2}')"
+fi
 events=$("$iorr" stats --json "$work/t.iorr" | grep -o '"events":[0-9]*' | cut -d: -f2)
 echo "trace of the last recorded run: $events events, $(stat -c %s "$work/t.iorr") bytes"

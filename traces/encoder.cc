@@ -68,7 +68,20 @@ bool ChunkCompressor::Init(int level, void* workspace, size_t bytes) {
   return true;
 }
 
+bool ChunkCompressor::InitLazy(int level, void* (*map)(size_t)) {
+  if (memory_ || map == nullptr) return memory_ != nullptr;
+  map_ = map;
+  level_ = level;
+  return true;
+}
+
 ZSTD_CCtx* ChunkCompressor::cctx() {
+  if (memory_ == nullptr && map_ != nullptr) {
+    size_t bytes = WorkspaceBytes(level_);
+    memory_ = map_(bytes);
+    if (memory_ == nullptr) return nullptr;
+    bytes_ = bytes;
+  }
   if (cctx_ == nullptr && memory_ != nullptr) {
     cctx_ = ZSTD_initStaticCCtx(memory_, bytes_);
     if (cctx_ == nullptr) return nullptr;

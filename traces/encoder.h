@@ -35,6 +35,12 @@ class ChunkCompressor {
   bool Init(int level);
   // The same on memory the caller owns (WorkspaceBytes(level) bytes): no malloc at all.
   bool Init(int level, void* workspace, size_t bytes);
+  // The same on memory map(WorkspaceBytes(level)) gives at the first use (cctx): a user whose
+  // payloads are all stored never runs zstd's code, whose first run in a process costs some
+  // 20 us of page faults. The caller frees workspace() (workspace_bytes() long), if set.
+  bool InitLazy(int level, void* (*map)(size_t));
+  void* workspace() const { return map_ ? memory_ : nullptr; }
+  size_t workspace_bytes() const { return map_ ? bytes_ : 0; }
   static size_t WorkspaceBytes(int level);
   // The context, set up at the first use (zstd's set-up reads the CPU's features, which costs
   // a trap to the hypervisor per cpuid in a VM, and touches the workspace): a recorded process
@@ -43,8 +49,9 @@ class ChunkCompressor {
 
  private:
   ZSTD_CCtx* cctx_ = nullptr;
-  void* workspace_ = nullptr;  // malloc'ed by Init(level)
-  void* memory_ = nullptr;     // the workspace in use
+  void* workspace_ = nullptr;       // malloc'ed by Init(level)
+  void* memory_ = nullptr;          // the workspace in use
+  void* (*map_)(size_t) = nullptr;  // InitLazy's
   size_t bytes_ = 0;
   int level_ = 0;
 };

@@ -522,13 +522,20 @@ bool EntryGone(uint32_t e) {
   return EntryLock(ShmFd(), F_OFD_GETLK, F_WRLCK, e, &type) == 0 && type == F_UNLCK;
 }
 
+// The slots a scan reads: all that were ever taken (see SharedState::slots_used). Read after
+// whatever fence the scan needs: a slot taken since is one whose taking that fence precedes.
+uint32_t SlotsInUse() {
+  uint32_t n = g_shared->slots_used.load(std::memory_order_seq_cst);
+  return n < g_shared->slots ? n : g_shared->slots;
+}
+
 // Frees the thread slots of a process found gone (entry e, pid as seen), then the entry. Slots
 // are matched by entry and pid, so a finder that comes late cannot free those of a process that
 // has taken the entry since; freeing twice is harmless (the process is gone). The finder whose
 // CAS frees the entry writes the note.
 void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
   int freed = 0;
-  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+  for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.proc.load(std::memory_order_acquire) != e + 1 ||
         s.pid.load(std::memory_order_relaxed) != pid || s.tid.load(std::memory_order_acquire) == 0)
@@ -589,7 +596,7 @@ int64_t Watermark() {
   int64_t w = now - kClockSkewMarginNs;
   __builtin_ia32_lfence();
   HeavyFence();
-  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+  for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     if (s.tid.load(std::memory_order_acquire) == 0) continue;
     int64_t m = SlotMin(s);
@@ -1232,6 +1239,12 @@ void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
     // releasing them), then look again.
     if (pass == 1) SweepGoneEntries();
     for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
+      if (g_shared->slot[i].tid.load(std::memory_order_relaxed) != 0) continue;
+      // Scans see it once it is taken: the mark first (slots_used).
+      uint32_t used = g_shared->slots_used.load(std::memory_order_seq_cst);
+      while (used < i + 1 &&
+             !g_shared->slots_used.compare_exchange_weak(used, i + 1, std::memory_order_seq_cst)) {
+      }
       uint32_t expect = 0;
       if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
         ts->slot = &g_shared->slot[i];
@@ -1925,7 +1938,7 @@ void RecordExecFromEnv() {
   c.start = start;
   t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
   // The old image's slots (same pid) held the exec's start until now: free them.
-  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+  for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
     if (&old != t_hot.state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
@@ -2752,7 +2765,7 @@ void ReleaseProcessSlots() {
   // Once, and first: a thread whose first call comes after this would take a slot that nobody
   // frees (BeginCall records nothing from now on); OwnSlot needs the entry, which goes below.
   if (g_released.exchange(true)) return;
-  for (uint32_t i = 0; i < g_shared->slots; ++i) {
+  for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back.
     uint32_t mine = g_pid;

@@ -119,7 +119,10 @@ struct SharedState {
   // 1: pidfd_getfd works here (the launcher's probe); each writer thread then takes the
   // library's fds into a table of its own (preload.cc, PrivateFdTable).
   uint32_t pidfd_getfd;
-  uint32_t reserved[12];
+  // Every slot ever taken lies below this (raised before a slot is taken): the scans of the
+  // slots stop here instead of reading all kSharedSlots (160 KiB) at each exec, flush and exit.
+  std::atomic<uint32_t> slots_used;
+  uint32_t reserved[11];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

@@ -141,9 +141,24 @@ void Full() {
 
 long g_pid = 0;  // the process's, for SafeRead
 
+// The dynamic loader's code (la_objopen): calls made from there pass the loader's own buffers
+// (its paths, its stat and ELF header buffers), which are read directly. Every other caller's
+// arguments (a constructor's: any pointer at all) go through process_vm_readv, a system call
+// per argument; the loader's are most of the calls logged here.
+uintptr_t g_loader_lo = 0, g_loader_hi = 0;
+uintptr_t g_la_version_caller = 0;  // an address in the loader's code (la_version's return)
+
 // Copies up to n bytes from the program's address src, stopping at the first byte that cannot
 // be read (the kernel may have refused a call before reading its arguments): bytes copied.
-uint32_t SafeRead(uint8_t* dst, long src, uint32_t n) {
+// direct: the loader's call, whose arguments are read as they are, up to n bytes or, for a
+// string (nul), through its NUL and not a byte further (what follows may not be mapped).
+uint32_t SafeRead(uint8_t* dst, long src, uint32_t n, bool direct = false, bool nul = false) {
+  if (direct) {
+    const auto* from = reinterpret_cast<const volatile uint8_t*>(src);
+    for (uint32_t i = 0; i < n; ++i)
+      if ((dst[i] = from[i]) == 0 && nul) return i + 1;
+    return n;
+  }
   struct {
     void* base;
     unsigned long len;
@@ -153,7 +168,7 @@ uint32_t SafeRead(uint8_t* dst, long src, uint32_t n) {
   return got > 0 ? static_cast<uint32_t>(got) : 0;
 }
 
-void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
+void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direct) {
   uint32_t at = iorr_audit_log.used;
   if (at + sizeof(AuditEntry) > kAuditLogBytes) {
     Full();
@@ -185,7 +200,7 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
         bool nul = false;
         while (n < limit && !nul) {
           uint32_t step = limit - n < 256 ? limit - n : 256;
-          uint32_t got = SafeRead(dst + n, a[i] + n, step);
+          uint32_t got = SafeRead(dst + n, a[i] + n, step, direct, true);
           for (uint32_t j = 0; j < got; ++j)
             if (dst[n + j] == 0) {
               got = j;
@@ -224,7 +239,7 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1) {
       Full();
       return;
     }
-    uint32_t got = SafeRead(dst, a[i], n);
+    uint32_t got = SafeRead(dst, a[i], n, direct);
     if (got == 0 && n > 0) {  // nothing readable: recorded as NULL
       e->args[i] = 0;
       continue;
@@ -286,6 +301,8 @@ void Handler(int, siginfo_t* info, void* ctx) {
     return;
   }
   bool keep = !iorr_audit_log.stop && nr >= 0 && nr < 512 && kCopy.recorded[nr];
+  auto site = reinterpret_cast<uintptr_t>(info->si_call_addr);
+  bool direct = site >= g_loader_lo && site < g_loader_hi;
   uint64_t t0 = keep ? Tsc() : 0;
   long ret = Raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   uint64_t t1 = keep ? Tsc() : 0;
@@ -297,7 +314,7 @@ void Handler(int, siginfo_t* info, void* ctx) {
     if (Raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&now), 8) == 0)
       *reinterpret_cast<uint64_t*>(&uc->uc_sigmask) = now;
   }
-  if (keep) Keep(nr, a, ret, t0, t1);
+  if (keep) Keep(nr, a, ret, t0, t1, direct);
 }
 
 }  // namespace
@@ -307,6 +324,7 @@ using namespace iorr::recorder;
 
 extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned version) {
   (void)version;
+  g_la_version_caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   // Armed whether or not a recording library follows (the module cannot read the environment
   // without making calls of its own): without one, the log fills and then ends itself, so a
   // program run with LD_AUDIT but no recording traps a few thousand calls at most.
@@ -348,4 +366,26 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
   }
   iorr_audit_log.magic = kAuditMagic;
   return LAV_CURRENT;
+}
+
+// Called by the loader for each object it adds, the loader itself among the first: the one
+// whose executable segment holds la_version's caller is the loader (see g_loader_lo). Asks for
+// no other auditing of the object (0: no symbol binding callbacks).
+extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct link_map* map, Lmid_t,
+                                                                      uintptr_t*) {
+  if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0) return 0;
+  const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(map->l_addr);  // first segment at 0
+  if (map->l_addr == 0 || eh->e_ident[0] != 0x7f || eh->e_ident[1] != 'E' ||
+      eh->e_ident[2] != 'L' || eh->e_ident[3] != 'F')
+    return 0;
+  const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(map->l_addr + eh->e_phoff);
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) continue;
+    uintptr_t lo = map->l_addr + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
+    if (g_la_version_caller >= lo && g_la_version_caller < hi) {
+      g_loader_lo = lo;
+      g_loader_hi = hi;
+    }
+  }
+  return 0;
 }

@@ -80,8 +80,10 @@ constexpr int64_t kWriterTickNs = 20'000'000;
 constexpr int64_t kClockSkewMarginNs = 1'000'000;
 
 constexpr uint64_t kRingBytes = 2u << 20;  // per thread; populated as used (PopulateRing)
-// The ring's first lap is populated in steps of this much at least and at most (PopulateRing).
-constexpr uint64_t kPopulateMin = 16u << 10, kPopulateMax = 512u << 10;
+// The ring's first lap is populated in steps of this much at least and at most (PopulateRing),
+// the steps doubling: a short process's thread (one page of events) has one page made, not
+// four (each some 2 us here).
+constexpr uint64_t kPopulateMin = 4u << 10, kPopulateMax = 512u << 10;
 static_assert(kRingBytes % kPopulateMax == 0 && kPopulateMax % kPopulateMin == 0);
 
 // A ring entry: this head, then the bytes of the string arguments (their lengths in args[]),
@@ -374,6 +376,22 @@ void Yield() { RawSyscall6(SYS_sched_yield); }
 std::atomic<bool> g_membarrier{false};
 }  // namespace
 bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0; }
+// The seccomp filters on this thread ("Seccomp_filters" in /proc/self/status, Linux 5.9 and
+// later), -2 when that cannot be read.
+int SeccompFilters() {
+  char buf[4096];
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/thread-self/status"),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -2;
+  long n = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
+  RawSyscall6(SYS_close, fd);
+  if (n <= 0) return -2;
+  buf[n] = 0;
+  const char* at = strstr(buf, "Seccomp_filters:");
+  return at ? atoi(at + sizeof("Seccomp_filters:") - 1) : -2;
+}
+// Under seccomp since the image started: the filters then (SeccompFilters), -1: none.
+int g_seccomp_at_start = -1;
 namespace {
 void RegisterMembarrier() {
   g_membarrier.store(
@@ -931,6 +949,34 @@ bool PrivateFdTable() {
   return ok;
 }
 
+// The writer's buffers and the compressor's workspace (3.5 MiB at level 3), mapped as the
+// writer is started, at the process's first recorded call: not when a chunk first needs
+// compressing, later in the program's life, when it may have lowered its RLIMIT_AS or
+// installed a seccomp filter that refuses mmap (a mapping then fails, and what it was for, or
+// kills the program: behaviour case "narrowed after start"). The size comes from iorr record
+// (SharedState::zstd_workspace_bytes): zstd's estimate is cold code, some 20 us of page faults
+// in every process. A process without a writer maps them at its first flush, the workspace
+// only when a chunk needs compressing (ChunkCompressor::InitLazy).
+void PrepareWriterBuffers() {
+  size_t bytes = g_shared->zstd_version == ChunkCompressor::BuiltVersion()
+                     ? g_shared->zstd_workspace_bytes
+                     : 0;
+  if (bytes == 0) bytes = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
+  long self = Gettid();
+  // Not where this thread holds the lock already (an exec's hold, whose exec failed): its
+  // first flush maps them.
+  if (t_holds_writer || g_writer_owner.load(std::memory_order_acquire) == self) return;
+  Lock(g_writer_lock);
+  g_writer_owner.store(self, std::memory_order_release);
+  if (EnsureWriterResources() && g_buffers.compressor->workspace() == nullptr) {
+    void* ws = MapMemory(bytes);
+    if (ws != nullptr && !g_buffers.compressor->AdoptWorkspace(ws, bytes))
+      RawSyscall6(SYS_munmap, reinterpret_cast<long>(ws), static_cast<long>(bytes));
+  }
+  g_writer_owner.store(0, std::memory_order_release);
+  Unlock(g_writer_lock);
+}
+
 void* WriterMain(void*) {
   t_hot.done = true;
   t_hot.depth = 1;
@@ -1158,6 +1204,7 @@ IORR_COLD void StartWriter() {
   static CreateFn real_create = nullptr;
   if (real_create == nullptr)
     real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  PrepareWriterBuffers();
   bool single = g_single_libc != nullptr && *g_single_libc != 0 && __libc_single_threaded != 0;
   StdioLocks stdio;
   if (single) stdio.Before();
@@ -2070,11 +2117,12 @@ __attribute__((constructor(102))) void Init() {
   g_limits.max_events = 65536;
   g_limits.section_bytes = 256 << 10;
   g_limits.max_strings = 32768;
-  g_limits.zstd_level = 3;  // the writer thread compresses off the program's core
+  g_limits.zstd_level = kRecorderZstdLevel;
   g_pid = static_cast<uint32_t>(RawSyscall6(SYS_getpid));
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   RegisterMembarrier();  // before any recorded call (see the top of this file)
+  g_seccomp_at_start = UnderSeccomp() ? SeccompFilters() : -1;
   // glibc's own variables, not the copy a program that reads one has in its executable (a copy
   // relocation: what `__libc_single_threaded` names here then), nor one of the program's own
   // name: looked up after this library (RTLD_NEXT: the executable, first in the search order,
@@ -2479,6 +2527,15 @@ void PatchNow(uintptr_t* resume_at) {
       snprintf(note, sizeof(note),
                "capture: Syscall User Dispatch (not patched: the program had a signal handler)");
     WriteNote(note);
+    return;
+  }
+  // Nor under a seccomp filter the program installed since it started (a sandbox): rewriting
+  // maps and protects memory, which such a filter may refuse or answer by killing the program
+  // (behaviour case "narrowed after start"). A filter inherited at exec let the loader map and
+  // protect the program's objects, and patching goes on (a container's, for one).
+  if (UnderSeccomp() && (g_seccomp_at_start == -1 || SeccompFilters() != g_seccomp_at_start)) {
+    WriteNote(
+        "capture: Syscall User Dispatch (not patched: the program installed a seccomp filter)");
     return;
   }
   char why[256] = "";

@@ -46,6 +46,7 @@ inline constexpr int kExitNotFound = 127;
 
 inline constexpr uint64_t kSharedMagic = 0x3453524f5252494full;  // "IORRSRS4"
 inline constexpr uint32_t kSharedSlots = 4096;
+inline constexpr int kRecorderZstdLevel = 3;  // the writer threads compress off the program's core
 inline constexpr uint32_t kSharedProcs = 4096;  // process entries (liveness)
 inline constexpr int64_t kNever = INT64_MAX;
 
@@ -122,7 +123,12 @@ struct SharedState {
   // Every slot ever taken lies below this (raised before a slot is taken): the scans of the
   // slots stop here instead of reading all kSharedSlots (160 KiB) at each exec, flush and exit.
   std::atomic<uint32_t> slots_used;
-  uint32_t reserved[11];
+  // The compressor's workspace size at kRecorderZstdLevel, and the zstd version (its header's
+  // ZSTD_VERSION_NUMBER) it was computed with, by iorr record: a library built with the same
+  // version maps it without running zstd's cold code in every process (0: compute it).
+  uint32_t zstd_workspace_bytes;
+  uint32_t zstd_version;
+  uint32_t reserved[9];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -52,6 +53,8 @@ ChunkCompressor::~ChunkCompressor() {
 
 size_t ChunkCompressor::WorkspaceBytes(int level) { return ZSTD_estimateCStreamSize(level); }
 
+unsigned ChunkCompressor::BuiltVersion() { return ZSTD_VERSION_NUMBER; }
+
 bool ChunkCompressor::Init(int level) {
   if (memory_) return true;
   size_t bytes = WorkspaceBytes(level);
@@ -75,13 +78,25 @@ bool ChunkCompressor::InitLazy(int level, void* (*map)(size_t)) {
   return true;
 }
 
+// The size before the address: a process sharing this memory that sees the address (a vfork
+// child's parent, freeing it) sees the size too.
+bool ChunkCompressor::AdoptWorkspace(void* workspace, size_t bytes) {
+  if (memory_ != nullptr || map_ == nullptr || workspace == nullptr) return false;
+  bytes_ = bytes;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  memory_ = workspace;
+  return true;
+}
+
+bool ChunkCompressor::MapWorkspace() {
+  if (memory_ != nullptr) return true;
+  if (map_ == nullptr) return false;
+  size_t bytes = WorkspaceBytes(level_);
+  return AdoptWorkspace(map_(bytes), bytes);
+}
+
 ZSTD_CCtx* ChunkCompressor::cctx() {
-  if (memory_ == nullptr && map_ != nullptr) {
-    size_t bytes = WorkspaceBytes(level_);
-    memory_ = map_(bytes);
-    if (memory_ == nullptr) return nullptr;
-    bytes_ = bytes;
-  }
+  if (memory_ == nullptr && !MapWorkspace()) return nullptr;
   if (cctx_ == nullptr && memory_ != nullptr) {
     cctx_ = ZSTD_initStaticCCtx(memory_, bytes_);
     if (cctx_ == nullptr) return nullptr;

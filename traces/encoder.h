@@ -39,9 +39,14 @@ class ChunkCompressor {
   // payloads are all stored never runs zstd's code, whose first run in a process costs some
   // 20 us of page faults. The caller frees workspace() (workspace_bytes() long), if set.
   bool InitLazy(int level, void* (*map)(size_t));
+  // InitLazy's workspace now (map's failure: false), or one the caller mapped itself
+  // (WorkspaceBytes(level) bytes; false when there is one already: the caller frees its own).
+  bool MapWorkspace();
+  bool AdoptWorkspace(void* workspace, size_t bytes);
   void* workspace() const { return map_ ? memory_ : nullptr; }
   size_t workspace_bytes() const { return map_ ? bytes_ : 0; }
   static size_t WorkspaceBytes(int level);
+  static unsigned BuiltVersion();  // the zstd header's ZSTD_VERSION_NUMBER this was built with
   // The context, set up at the first use (zstd's set-up reads the CPU's features, which costs
   // a trap to the hypervisor per cpuid in a VM, and touches the workspace): a recorded process
   // whose chunks are all small never pays it. nullptr when it cannot be set up.

@@ -1010,6 +1010,9 @@ int Run(const Options& o) {
   shared->slots = rec::kSharedSlots;
   shared->version = 2;
   shared->tsc_ns_q32 = clock.tsc_ns_q32;
+  shared->zstd_workspace_bytes =
+      static_cast<uint32_t>(trace::ChunkCompressor::WorkspaceBytes(rec::kRecorderZstdLevel));
+  shared->zstd_version = trace::ChunkCompressor::BuiltVersion();
   // Decodings of system call sites kept from an earlier recording (see LoadSites).
   const std::string sites_path = CachePath("iorr-sites");
   SitesKey sites_key;

@@ -1859,12 +1859,30 @@ IORR_EXPORT int dirfd(DIR* dir) { return reinterpret_cast<RecDir*>(dir)->fd; }
 namespace iorr::recorder {
 // Most in libc's own hash table (elf_next.h): dlsym's fixed costs (its error catching, the
 // loader's lock, finding the caller's object) made the 180-odd lookups 40 to 60 us of every
-// recorded process's start. dlsym for the rest.
+// recorded process's start. dlsym for the rest, and for all of them where the loader's lookup
+// follows rules the hash table does not show: LD_DYNAMIC_WEAK (a strong definition after libc
+// beats libc's weak one), or an audit module besides the recorder's (its la_symbind may change
+// what dlsym returns).
+bool OnlyDlsym() {
+  const char* weak = getenv("LD_DYNAMIC_WEAK");
+  if (weak != nullptr && *weak != 0) return true;
+  static const char kOurs[] = "/libiorr-audit.so";
+  for (const char* p = getenv("LD_AUDIT"); p != nullptr && *p != 0;) {
+    const char* end = strchr(p, ':');
+    size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
+    if (len > 0 && (len < sizeof(kOurs) - 1 ||
+                    memcmp(p + len - (sizeof(kOurs) - 1), kOurs, sizeof(kOurs) - 1) != 0))
+      return true;
+    p = end ? end + 1 : nullptr;
+  }
+  return false;
+}
+
 void ResolveAllReals() {
   Dl_info info;
   link_map* self = nullptr;
-  if (dladdr1(reinterpret_cast<void*>(&ResolveAllReals), &info, reinterpret_cast<void**>(&self),
-              RTLD_DL_LINKMAP) == 0)
+  if (OnlyDlsym() || dladdr1(reinterpret_cast<void*>(&ResolveAllReals), &info,
+                             reinterpret_cast<void**>(&self), RTLD_DL_LINKMAP) == 0)
     self = nullptr;
   NextInLibc next(self);
   for (int i = 0; i < g_nreals; ++i) {

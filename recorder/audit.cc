@@ -369,17 +369,26 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
 }
 
 // Called by the loader for each object it adds, the loader itself among the first: the one
-// whose executable segment holds la_version's caller is the loader (see g_loader_lo). Asks for
-// no other auditing of the object (0: no symbol binding callbacks).
+// whose executable segment holds la_version's caller is the loader (see g_loader_lo). Its ELF
+// header and program headers are read through process_vm_readv: an object's load bias is its
+// header's address only where its first segment is at address 0 (a program linked with another
+// image base: nothing is mapped there). Asks for no other auditing of the object (0: no symbol
+// binding callbacks).
 extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct link_map* map, Lmid_t,
                                                                       uintptr_t*) {
-  if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0) return 0;
-  const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(map->l_addr);  // first segment at 0
-  if (map->l_addr == 0 || eh->e_ident[0] != 0x7f || eh->e_ident[1] != 'E' ||
-      eh->e_ident[2] != 'L' || eh->e_ident[3] != 'F')
+  if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0 || g_pid == 0) return 0;
+  ElfW(Ehdr) eh;
+  if (SafeRead(reinterpret_cast<uint8_t*>(&eh), static_cast<long>(map->l_addr), sizeof(eh)) !=
+          sizeof(eh) ||
+      eh.e_ident[0] != 0x7f || eh.e_ident[1] != 'E' || eh.e_ident[2] != 'L' ||
+      eh.e_ident[3] != 'F' || eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum > 64)
     return 0;
-  const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(map->l_addr + eh->e_phoff);
-  for (int i = 0; i < eh->e_phnum; ++i) {
+  ElfW(Phdr) ph[64];
+  uint32_t bytes = static_cast<uint32_t>(eh.e_phnum * sizeof(ElfW(Phdr)));
+  if (SafeRead(reinterpret_cast<uint8_t*>(ph), static_cast<long>(map->l_addr + eh.e_phoff),
+               bytes) != bytes)
+    return 0;
+  for (int i = 0; i < eh.e_phnum; ++i) {
     if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) continue;
     uintptr_t lo = map->l_addr + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
     if (g_la_version_caller >= lo && g_la_version_caller < hi) {

@@ -376,22 +376,11 @@ void Yield() { RawSyscall6(SYS_sched_yield); }
 std::atomic<bool> g_membarrier{false};
 }  // namespace
 bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0; }
-// The seccomp filters on this thread ("Seccomp_filters" in /proc/self/status, Linux 5.9 and
-// later), -2 when that cannot be read.
-int SeccompFilters() {
-  char buf[4096];
-  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/proc/thread-self/status"),
-                        O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -2;
-  long n = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
-  RawSyscall6(SYS_close, fd);
-  if (n <= 0) return -2;
-  buf[n] = 0;
-  const char* at = strstr(buf, "Seccomp_filters:");
-  return at ? atoi(at + sizeof("Seccomp_filters:") - 1) : -2;
-}
-// Under seccomp since the image started: the filters then (SeccompFilters), -1: none.
-int g_seccomp_at_start = -1;
+// Under seccomp since the image started, and no_new_privs then (PatchNow): a program that
+// installs a filter of its own without privileges must set no_new_privs first.
+bool g_seccomp_at_start = false;
+long g_no_new_privs_at_start = 0;
+long NoNewPrivs() { return RawSyscall6(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
 namespace {
 void RegisterMembarrier() {
   g_membarrier.store(
@@ -2122,7 +2111,8 @@ __attribute__((constructor(102))) void Init() {
   g_tsc_mult = g_shared->tsc_ns_q32;
   ResyncTsc();
   RegisterMembarrier();  // before any recorded call (see the top of this file)
-  g_seccomp_at_start = UnderSeccomp() ? SeccompFilters() : -1;
+  g_seccomp_at_start = UnderSeccomp();
+  g_no_new_privs_at_start = NoNewPrivs();
   // glibc's own variables, not the copy a program that reads one has in its executable (a copy
   // relocation: what `__libc_single_threaded` names here then), nor one of the program's own
   // name: looked up after this library (RTLD_NEXT: the executable, first in the search order,
@@ -2532,8 +2522,11 @@ void PatchNow(uintptr_t* resume_at) {
   // Nor under a seccomp filter the program installed since it started (a sandbox): rewriting
   // maps and protects memory, which such a filter may refuse or answer by killing the program
   // (behaviour case "narrowed after start"). A filter inherited at exec let the loader map and
-  // protect the program's objects, and patching goes on (a container's, for one).
-  if (UnderSeccomp() && (g_seccomp_at_start == -1 || SeccompFilters() != g_seccomp_at_start)) {
+  // protect the program's objects, and patching goes on (a container's, for one) unless
+  // no_new_privs was set since, as a program does to install a filter without privileges. Told
+  // by prctl alone: a probe of /proc (the filter count) could itself be what a new filter kills
+  // (review). Left: a privileged program adding a filter without setting no_new_privs.
+  if (UnderSeccomp() && (!g_seccomp_at_start || NoNewPrivs() != g_no_new_privs_at_start)) {
     WriteNote(
         "capture: Syscall User Dispatch (not patched: the program installed a seccomp filter)");
     return;

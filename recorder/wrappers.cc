@@ -1864,8 +1864,7 @@ namespace iorr::recorder {
 // beats libc's weak one), or an audit module besides the recorder's (its la_symbind may change
 // what dlsym returns).
 bool OnlyDlsym() {
-  const char* weak = getenv("LD_DYNAMIC_WEAK");
-  if (weak != nullptr && *weak != 0) return true;
+  if (getenv("LD_DYNAMIC_WEAK") != nullptr) return true;  // set at all, even empty (glibc)
   static const char kOurs[] = "/libiorr-audit.so";
   for (const char* p = getenv("LD_AUDIT"); p != nullptr && *p != 0;) {
     const char* end = strchr(p, ':');

@@ -3797,5 +3797,18 @@ if cc -O1 narrow.c -o narrow 2> /dev/null; then
   done
 fi
 
+# A program whose first segment is not at address 0 (a PIE linked with another image base): its
+# load bias is then no address of its ELF header, which the audit module once read there
+# (la_objopen; killed at start). Needs lld for --image-base; skipped without it.
+cat > imagebase.c << 'C'
+#include <stdio.h>
+int main(void) { puts("image base"); return 0; }
+C
+if cc -fPIE -pie -fuse-ld=lld -Wl,--image-base=0x10000000 imagebase.c -o imagebase 2> /dev/null; then
+  as_unrecorded "a PIE linked at another image base" imagebase.iorr default ./imagebase
+else
+  echo "skip: a PIE at another image base (no lld to link it)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

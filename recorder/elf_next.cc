@@ -46,11 +46,6 @@ bool TablesOf(const link_map* l, Tables* t) {
   return t->symtab != nullptr && t->strtab != nullptr && t->gnu_hash != nullptr;
 }
 
-bool EndsWith(const char* s, const char* tail) {
-  size_t n = s ? strlen(s) : 0, m = strlen(tail);
-  return n >= m && strcmp(s + n - m, tail) == 0;
-}
-
 enum class Found { kNone, kPlain, kOther };
 
 // The object's definition of name (hash: its GNU hash): kPlain with *sym for one dlsym would
@@ -100,14 +95,19 @@ Found FindIn(const Tables& t, const char* name, uint32_t hash, const ElfW(Sym) *
 
 }  // namespace
 
+bool NameEndsWith(const char* name, const char* tail) {
+  size_t n = name ? strlen(name) : 0, m = strlen(tail);
+  return n >= m && strcmp(name + n - m, tail) == 0;
+}
+
 NextInLibc::NextInLibc(const link_map* self) {
   if (self == nullptr) return;
   for (const link_map* l = self->l_next; l != nullptr; l = l->l_next) {
-    if (EndsWith(l->l_name, "linux-vdso.so.1")) continue;
+    if (NameEndsWith(l->l_name, "linux-vdso.so.1")) continue;
     Tables t;
     if (n_ == kMaxObjects || !TablesOf(l, &t)) return;  // one this lookup cannot read: dlsym's
     objects_[n_++] = {t.symtab, t.strtab,  t.gnu_hash,
-                      t.versym, l->l_addr, EndsWith(l->l_name, "/libc.so.6")};
+                      t.versym, l->l_addr, NameEndsWith(l->l_name, "/libc.so.6")};
   }
   usable_ = true;
 }

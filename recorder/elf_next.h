@@ -20,6 +20,9 @@ namespace iorr::recorder {
 // object defines, and a libc definition is taken only where it is the first found.
 bool LookupNextInLibc(const link_map* self, const char* name, void** out);
 
+// A loaded object's name ends with tail (a name may be null: false).
+bool NameEndsWith(const char* name, const char* tail);
+
 // The same for many names: the objects' tables are read once.
 class NextInLibc {
  public:

@@ -59,6 +59,7 @@
 #include <utility>
 
 #include "recorder/audit.h"
+#include "recorder/elf_next.h"
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
 #include "recorder/valgrind.h"
@@ -787,12 +788,11 @@ void FreeThread(int index, ThreadState* ts) {
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
 }
 
-// Maps a compressor, its workspace and an output buffer in one mapping (pages are touched as
-// used). No malloc: this runs at exec and exit, also in children of multi-threaded programs where
-// another thread may have held malloc's lock when they were cloned.
-// The chunk output buffer, and a compressor whose workspace is mapped at its first use: a
-// process whose chunks are all small enough to be stored (a short one's) never maps it nor
-// runs zstd's code (ChunkCompressor::InitLazy).
+// Maps a compressor and an output buffer in one mapping (pages are touched as used), the
+// compressor's workspace apart, at its first use (ChunkCompressor::InitLazy) unless
+// PrepareWriterBuffers maps it first. No malloc: this runs at exec and exit, also in children
+// of multi-threaded programs where another thread may have held malloc's lock when they were
+// cloned.
 bool MapWriterBuffers(WriterBuffers* b) {
   if (b->compressor) return true;
   size_t head = (sizeof(ChunkCompressor) + 4095) & ~size_t{4095};
@@ -947,21 +947,16 @@ bool PrivateFdTable() {
 // in every process. A process without a writer maps them at its first flush, the workspace
 // only when a chunk needs compressing (ChunkCompressor::InitLazy).
 void PrepareWriterBuffers() {
-  size_t bytes = g_shared->zstd_version == ChunkCompressor::BuiltVersion()
-                     ? g_shared->zstd_workspace_bytes
-                     : 0;
-  if (bytes == 0) bytes = ChunkCompressor::WorkspaceBytes(g_limits.zstd_level);
   long self = Gettid();
   // Not where this thread holds the lock already (an exec's hold, whose exec failed): its
   // first flush maps them.
   if (t_holds_writer || g_writer_owner.load(std::memory_order_acquire) == self) return;
+  size_t bytes = g_shared->zstd_version == ChunkCompressor::BuiltVersion()
+                     ? g_shared->zstd_workspace_bytes
+                     : 0;  // MapWorkspace's own estimate
   Lock(g_writer_lock);
   g_writer_owner.store(self, std::memory_order_release);
-  if (EnsureWriterResources() && g_buffers.compressor->workspace() == nullptr) {
-    void* ws = MapMemory(bytes);
-    if (ws != nullptr && !g_buffers.compressor->AdoptWorkspace(ws, bytes))
-      RawSyscall6(SYS_munmap, reinterpret_cast<long>(ws), static_cast<long>(bytes));
-  }
+  if (EnsureWriterResources()) g_buffers.compressor->MapWorkspace(bytes);
   g_writer_owner.store(0, std::memory_order_release);
   Unlock(g_writer_lock);
 }
@@ -1101,10 +1096,7 @@ struct LibcRange {
   }
 };
 int FindLibc(struct dl_phdr_info* info, size_t, void* data) {
-  static const char kName[] = "/libc.so.6";
-  size_t len = info->dlpi_name ? strlen(info->dlpi_name) : 0;
-  if (len < sizeof(kName) - 1 || strcmp(info->dlpi_name + len - (sizeof(kName) - 1), kName) != 0)
-    return 0;
+  if (!NameEndsWith(info->dlpi_name, "/libc.so.6")) return 0;
   auto* r = static_cast<LibcRange*>(data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -1829,14 +1821,11 @@ char g_audit_lib[4096];      // the module's path (beside this library)
 AuditLog* FindAuditLog() {
   auto* dbg = static_cast<r_debug_extended*>(dlsym(RTLD_DEFAULT, "_r_debug"));
   if (dbg == nullptr || dbg->base.r_version < 2) return nullptr;
-  static const char kName[] = "/libiorr-audit.so";
   static const uint8_t kCode[16] = {0xb8, 0x0f, 0,   0,   0,   0x0f, 0x05, 0xf4,
                                     'I',  'O',  'R', 'R', 'A', 'U',  'D',  'T'};
   for (r_debug_extended* d = dbg->r_next; d != nullptr; d = d->r_next) {  // past the default
     for (link_map* l = d->base.r_map; l != nullptr; l = l->l_next) {
-      const char* name = l->l_name;
-      size_t len = name ? strlen(name) : 0;
-      if (len < sizeof(kName) - 1 || strcmp(name + len - (sizeof(kName) - 1), kName) != 0) continue;
+      if (!NameEndsWith(l->l_name, "/libiorr-audit.so")) continue;
       const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(l->l_addr);  // first segment at 0
       if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
       const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(l->l_addr + eh->e_phoff);

@@ -78,21 +78,18 @@ bool ChunkCompressor::InitLazy(int level, void* (*map)(size_t)) {
   return true;
 }
 
-// The size before the address: a process sharing this memory that sees the address (a vfork
-// child's parent, freeing it) sees the size too.
-bool ChunkCompressor::AdoptWorkspace(void* workspace, size_t bytes) {
-  if (memory_ != nullptr || map_ == nullptr || workspace == nullptr) return false;
+// The size is set before the address: a process sharing this memory that sees the address (a
+// vfork child's parent, freeing it) sees the size too.
+bool ChunkCompressor::MapWorkspace(size_t bytes) {
+  if (memory_ != nullptr) return true;
+  if (map_ == nullptr) return false;
+  if (bytes == 0) bytes = WorkspaceBytes(level_);
+  void* workspace = map_(bytes);
+  if (workspace == nullptr) return false;
   bytes_ = bytes;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   memory_ = workspace;
   return true;
-}
-
-bool ChunkCompressor::MapWorkspace() {
-  if (memory_ != nullptr) return true;
-  if (map_ == nullptr) return false;
-  size_t bytes = WorkspaceBytes(level_);
-  return AdoptWorkspace(map_(bytes), bytes);
 }
 
 ZSTD_CCtx* ChunkCompressor::cctx() {

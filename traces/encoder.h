@@ -39,10 +39,8 @@ class ChunkCompressor {
   // payloads are all stored never runs zstd's code, whose first run in a process costs some
   // 20 us of page faults. The caller frees workspace() (workspace_bytes() long), if set.
   bool InitLazy(int level, void* (*map)(size_t));
-  // InitLazy's workspace now (map's failure: false), or one the caller mapped itself
-  // (WorkspaceBytes(level) bytes; false when there is one already: the caller frees its own).
-  bool MapWorkspace();
-  bool AdoptWorkspace(void* workspace, size_t bytes);
+  // InitLazy's workspace now, bytes long (0: WorkspaceBytes(level)); true when there is one.
+  bool MapWorkspace(size_t bytes = 0);
   void* workspace() const { return map_ ? memory_ : nullptr; }
   size_t workspace_bytes() const { return map_ ? bytes_ : 0; }
   static size_t WorkspaceBytes(int level);

@@ -368,26 +368,46 @@ extern "C" __attribute__((visibility("default"))) unsigned la_version(unsigned v
   return LAV_CURRENT;
 }
 
+#ifdef IORR_AUDIT_CHAINED
+// libiorr-audit-chained.so, the same module for a program that has audit modules of its own
+// after the recorder's in LD_AUDIT (iorr record and the exec wrappers choose it then). glibc
+// 2.36's dlsym path (_dl_audit_symbind_alt) moves along its list of auditors only past one that
+// has la_symbind and asked for binding callbacks on either object: behind the plain module
+// (neither), the program's own module's la_symbind was never called for a dlsym. This one asks
+// for them on every object and gives each binding back unchanged, leaving the flags alone (a
+// flag set here would reach the next module's la_symbind and its PLT hooks). Not in the plain
+// module: any la_symbind makes the loader allocate a table per object's PLT (from the program's
+// heap for objects dlopen'd later) and go through it at every lazy binding.
+constexpr unsigned kBindFlags = LA_FLG_BINDTO | LA_FLG_BINDFROM;
+extern "C" __attribute__((visibility("default"))) uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned,
+                                                                         uintptr_t*, uintptr_t*,
+                                                                         unsigned*, const char*) {
+  return sym->st_value;
+}
+#else
+constexpr unsigned kBindFlags = 0;  // no symbol binding callbacks
+#endif
+
 // Called by the loader for each object it adds, the loader itself among the first: the one
 // whose executable segment holds la_version's caller is the loader (see g_loader_lo). Its ELF
 // header and program headers are read through process_vm_readv: an object's load bias is its
 // header's address only where its first segment is at address 0 (a program linked with another
-// image base: nothing is mapped there). Asks for no other auditing of the object (0: no symbol
-// binding callbacks).
+// image base: nothing is mapped there). Asks for no other auditing of the object (kBindFlags).
 extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct link_map* map, Lmid_t,
                                                                       uintptr_t*) {
-  if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0 || g_pid == 0) return 0;
+  if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0 || g_pid == 0)
+    return kBindFlags;
   ElfW(Ehdr) eh;
   if (SafeRead(reinterpret_cast<uint8_t*>(&eh), static_cast<long>(map->l_addr), sizeof(eh)) !=
           sizeof(eh) ||
       eh.e_ident[0] != 0x7f || eh.e_ident[1] != 'E' || eh.e_ident[2] != 'L' ||
       eh.e_ident[3] != 'F' || eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum > 64)
-    return 0;
+    return kBindFlags;
   ElfW(Phdr) ph[64];
   uint32_t bytes = static_cast<uint32_t>(eh.e_phnum * sizeof(ElfW(Phdr)));
   if (SafeRead(reinterpret_cast<uint8_t*>(ph), static_cast<long>(map->l_addr + eh.e_phoff),
                bytes) != bytes)
-    return 0;
+    return kBindFlags;
   for (int i = 0; i < eh.e_phnum; ++i) {
     if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) continue;
     uintptr_t lo = map->l_addr + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
@@ -396,5 +416,5 @@ extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct lin
       g_loader_hi = hi;
     }
   }
-  return 0;
+  return kBindFlags;
 }

@@ -1814,6 +1814,13 @@ uint64_t g_audit_stop_tsc = 0;
 int64_t g_audit_stop_ns = 0;
 bool g_audit_image = false;  // this image started under the audit module
 char g_audit_lib[4096];      // the module's path (beside this library)
+char g_audit_chained[4096];  // its variant for programs with audit modules of their own (audit.cc)
+
+// Whether LEN bytes at Q name one of the two (an LD_AUDIT entry).
+bool IsOurAudit(const char* q, size_t len) {
+  return (len == strlen(g_audit_lib) && strncmp(q, g_audit_lib, len) == 0) ||
+         (len == strlen(g_audit_chained) && strncmp(q, g_audit_chained, len) == 0);
+}
 
 // The audit module's log, through the loader's list of objects of every namespace (the module
 // is in one of its own; r_debug_extended, glibc 2.35 and later): its code holds the restorer,
@@ -1825,7 +1832,9 @@ AuditLog* FindAuditLog() {
                                     'I',  'O',  'R', 'R', 'A', 'U',  'D',  'T'};
   for (r_debug_extended* d = dbg->r_next; d != nullptr; d = d->r_next) {  // past the default
     for (link_map* l = d->base.r_map; l != nullptr; l = l->l_next) {
-      if (!NameEndsWith(l->l_name, "/libiorr-audit.so")) continue;
+      if (!NameEndsWith(l->l_name, "/libiorr-audit.so") &&
+          !NameEndsWith(l->l_name, "/libiorr-audit-chained.so"))
+        continue;
       const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(l->l_addr);  // first segment at 0
       if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) continue;
       const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(l->l_addr + eh->e_phoff);
@@ -2148,10 +2157,13 @@ __attribute__((constructor(102))) void Init() {
     int dir = slash ? static_cast<int>(slash - g_lib) : 0;
     snprintf(g_audit_lib, sizeof(g_audit_lib), "%.*s%slibiorr-audit.so", dir, g_lib,
              slash ? "/" : "");
+    snprintf(g_audit_chained, sizeof(g_audit_chained), "%.*s%slibiorr-audit-chained.so", dir, g_lib,
+             slash ? "/" : "");
   }
   if (getenv(kEnvAuditAdded)) {
     Unsetenv(kEnvAuditAdded);
     RemoveFirstFromList("LD_AUDIT", g_audit_lib);
+    RemoveFirstFromList("LD_AUDIT", g_audit_chained);
     RemoveFirstFromList("GLIBC_TUNABLES", kAuditTunable);
   }
   RecordExecFromEnv();
@@ -2914,7 +2926,8 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // program cleared it), when this image had it: that image takes it out again (kEnvAuditAdded).
   const char* audit = GetEnv(const_cast<char**>(envp), "LD_AUDIT", 8);
   bool add_audit = g_audit_image && !no_audit && g_audit_lib[0] != 0 &&
-                   (audit == nullptr || strstr(audit, g_audit_lib) == nullptr);
+                   (audit == nullptr || (strstr(audit, g_audit_lib) == nullptr &&
+                                         strstr(audit, g_audit_chained) == nullptr));
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
     if (IsProtocolVar(s)) continue;  // rewritten below with current values
@@ -2922,7 +2935,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (add_audit && (strncmp(s, "LD_AUDIT=", 9) == 0 || strncmp(s, "GLIBC_TUNABLES=", 15) == 0))
       continue;
     if (no_audit && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
-        strstr(s, g_audit_lib) != nullptr) {
+        (strstr(s, g_audit_lib) != nullptr || strstr(s, g_audit_chained) != nullptr)) {
       // LD_AUDIT without ours (the others kept, in order).
       if (used >= buf_cap - 16) return false;
       char* w = buf + used;
@@ -2932,7 +2945,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
         const char* end = q;
         while (*end != 0 && *end != ':' && *end != ' ') ++end;
         size_t piece = static_cast<size_t>(end - q);
-        if (piece > 0 && !(piece == strlen(g_audit_lib) && strncmp(q, g_audit_lib, piece) == 0)) {
+        if (piece > 0 && !IsOurAudit(q, piece)) {
           if (used + len + static_cast<int>(piece) + 2 >= buf_cap) return false;
           if (any) w[len++] = ':';
           memcpy(w + len, q, piece);
@@ -2990,7 +3003,11 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   if (add_audit) {
     if (!prepend("GLIBC_TUNABLES", kAuditTunable,
                  GetEnv(const_cast<char**>(envp), "GLIBC_TUNABLES", 14)) ||
-        !prepend("LD_AUDIT", g_audit_lib, audit) || !add("IORR_AUDIT_ADDED=%s", "1", 0))
+        !prepend(
+            "LD_AUDIT",
+            audit != nullptr && audit[strspn(audit, ": ")] != 0 ? g_audit_chained : g_audit_lib,
+            audit) ||
+        !add("IORR_AUDIT_ADDED=%s", "1", 0))
       return false;
   }
   if (traced && !add("IORR_TRACED=%s", "1", 0)) return false;

@@ -1865,12 +1865,15 @@ namespace iorr::recorder {
 // what dlsym returns).
 bool OnlyDlsym() {
   if (getenv("LD_DYNAMIC_WEAK") != nullptr) return true;  // set at all, even empty (glibc)
-  static const char kOurs[] = "/libiorr-audit.so";
+  auto ends_with = [](const char* p, size_t len, const char* ours) {
+    size_t n = strlen(ours);
+    return len >= n && memcmp(p + len - n, ours, n) == 0;
+  };
   for (const char* p = getenv("LD_AUDIT"); p != nullptr && *p != 0;) {
     const char* end = strchr(p, ':');
     size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
-    if (len > 0 && (len < sizeof(kOurs) - 1 ||
-                    memcmp(p + len - (sizeof(kOurs) - 1), kOurs, sizeof(kOurs) - 1) != 0))
+    if (len > 0 && !ends_with(p, len, "/libiorr-audit.so") &&
+        !ends_with(p, len, "/libiorr-audit-chained.so"))
       return true;
     p = end ? end + 1 : nullptr;
   }

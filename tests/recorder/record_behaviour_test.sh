@@ -3810,5 +3810,67 @@ else
   echo "skip: a PIE at another image base (no lld to link it)"
 fi
 
+# A program run with an audit module of its own (LD_AUDIT) whose la_symbind reports the
+# program's bindings, a dlsym among them: glibc 2.36 moves along its auditors for a dlsym only
+# past one with la_symbind, so behind the recorder's plain module the program's module never
+# heard of it (recorded: no "cos" line). Also through an exec with a cleared environment that
+# names the module alone (the library adds the chained variant; the child sees its own).
+cat > ownaudit.c << 'C'
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+unsigned la_version(unsigned v) { return LAV_CURRENT; }
+unsigned la_objopen(struct link_map *m, Lmid_t lm, uintptr_t *cookie) {
+  *cookie = (uintptr_t)m;
+  return LA_FLG_BINDTO | LA_FLG_BINDFROM;
+}
+uintptr_t la_symbind64(Elf64_Sym *s, unsigned n, uintptr_t *ref, uintptr_t *def, unsigned *flags,
+                       const char *name) {
+  const struct link_map *from = (const struct link_map *)*ref;
+  if (from->l_name[0] == 0 && (!strcmp(name, "puts") || !strcmp(name, "cos")))
+    fprintf(stderr, "[aud] %s%s\n", name, (*flags & LA_SYMB_DLSYM) ? " (dlsym)" : "");
+  return s->st_value;
+}
+C
+cat > ownaudit-prog.c << 'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  puts("hello");
+  fflush(stdout);
+  double (*c)(double) = (double (*)(double))dlsym(dlopen("libm.so.6", RTLD_NOW), "cos");
+  printf("cos 0 = %g, LD_AUDIT=%s\n", c(0), getenv("LD_AUDIT"));
+  fflush(stdout);
+  if (argc > 1) {
+    char *args[] = {argv[0], NULL}, *env[] = {argv[1], NULL};
+    execve("/proc/self/exe", args, env);
+    return 1;
+  }
+  return 0;
+}
+C
+if cc -shared -fPIC ownaudit.c -o ownaudit.so && cc ownaudit-prog.c -o ownaudit-prog -ldl; then
+  own="LD_AUDIT=$PWD/ownaudit.so"
+  as_unrecorded "the program's own audit module (la_symbind, a dlsym among its bindings)" \
+    ownaudit.iorr "default IORR_PATCH=0" env "$own" ./ownaudit-prog
+  as_unrecorded "the program's own audit module, through an exec with only it in the environment" \
+    ownaudit-exec.iorr default env "$own" ./ownaudit-prog "$own"
+  # The module named to iorr record itself (whose program sees the recorder's LD_AUDIT: the
+  # bindings compared).
+  want=$(env "$own" ./ownaudit-prog 2>&1 | grep '^\[aud\]')
+  got=$(env "$own" timeout 30 "$iorr" record -q -o ownaudit-top.iorr -- ./ownaudit-prog 2>&1)
+  st=$?
+  if [[ $st == 0 && $(grep '^\[aud\]' <<< "$got") == "$want" ]]; then
+    ok "the program's own audit module, named to iorr record: $(tr '\n' ' ' <<< "$want")"
+  else
+    fail "the program's own audit module, named to iorr record: status $st, '$got' against '$want'"
+  fi
+else
+  fail "own audit module: cannot build the test program"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

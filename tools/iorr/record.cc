@@ -1059,8 +1059,12 @@ int Run(const Options& o) {
   // dynamic loader's, constructors'): recorder/audit.h. On unless IORR_AUDIT=0. Its price: with
   // an audit module glibc sizes static TLS before the program's libraries load, so libraries'
   // initial-exec TLS must fit in the room asked for below (kAuditTunable: libtsan's and liblsan's
-  // do not), and each process pays about 0.3 ms for its loader's trapped calls.
-  std::string audit = lib.substr(0, lib.rfind('/') + 1) + "libiorr-audit.so";
+  // do not), and each process pays about 0.3 ms for its loader's trapped calls. Before modules
+  // of the program's own, the chained variant (recorder/audit.cc: glibc's dlsym path skips them
+  // behind a module without la_symbind).
+  bool others = old_audit.find_first_not_of(": ") != std::string::npos;
+  std::string audit = lib.substr(0, lib.rfind('/') + 1) +
+                      (others ? "libiorr-audit-chained.so" : "libiorr-audit.so");
   const char* audit_knob = std::getenv("IORR_AUDIT");
   if (audit_knob != nullptr && std::string_view(audit_knob) == "0") {
     audit.clear();
@@ -1312,8 +1316,9 @@ void RegisterRecord(CLI::App& app, Action* action) {
       "COMMAND cannot be run; 127 when it is not found.\n"
       "The library is $IORR_PRELOAD_LIB if set, else ../lib/libiorr-preload.so next to iorr;\n"
       "libiorr-audit.so beside it (LD_AUDIT) records the dynamic loader's calls before the\n"
-      "library starts (about 0.3 ms per process); IORR_AUDIT=0 leaves it out (a library with\n"
-      "more than about 6 KiB of initial-exec TLS, as libtsan, cannot load beside it).\n"
+      "library starts (about 0.3 ms per process; libiorr-audit-chained.so before audit modules\n"
+      "of the program's own); IORR_AUDIT=0 leaves it out (a library with more than about 6 KiB\n"
+      "of initial-exec TLS, as libtsan, cannot load beside it).\n"
       "Environment: IORR_PATCH=0 keeps Syscall User Dispatch instead of patched system call\n"
       "sites, IORR_PATCH=1 patches from the start; IORR_DISPATCH=0 records through the libc\n"
       "wrappers only (libc's internal calls are then missed).\n"

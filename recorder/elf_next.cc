@@ -100,16 +100,41 @@ bool NameEndsWith(const char* name, const char* tail) {
   return n >= m && strcmp(name + n - m, tail) == 0;
 }
 
+// The walk runs inside a dl_iterate_phdr callback: dl_iterate_phdr holds the loader's list lock
+// (dl_load_write_lock) while it calls back, and dlopen and dlclose take it to link and unlink
+// an object (glibc 2.36 elf/dl-object.c, elf/dl-close.c), so another thread's dlclose cannot
+// unmap an object under the walk (a constructor's thread, before this library's constructor).
+// It stops at libc: the objects before it in the list were loaded at start-up (dlopen appends),
+// and the loader never unloads those, so their tables stay readable for Find after the lock is
+// released. Objects after libc only matter for names libc does not define, which Find leaves to
+// dlsym anyway.
 NextInLibc::NextInLibc(const link_map* self) {
   if (self == nullptr) return;
+  struct Walk {
+    NextInLibc* next;
+    const link_map* self;
+  } walk{this, self};
+  dl_iterate_phdr(
+      [](dl_phdr_info*, size_t, void* data) {
+        auto* w = static_cast<Walk*>(data);
+        w->next->Collect(w->self);
+        return 1;  // once
+      },
+      &walk);
+}
+
+void NextInLibc::Collect(const link_map* self) {
   for (const link_map* l = self->l_next; l != nullptr; l = l->l_next) {
     if (NameEndsWith(l->l_name, "linux-vdso.so.1")) continue;
     Tables t;
     if (n_ == kMaxObjects || !TablesOf(l, &t)) return;  // one this lookup cannot read: dlsym's
-    objects_[n_++] = {t.symtab, t.strtab,  t.gnu_hash,
-                      t.versym, l->l_addr, NameEndsWith(l->l_name, "/libc.so.6")};
+    bool libc = NameEndsWith(l->l_name, "/libc.so.6");
+    objects_[n_++] = {t.symtab, t.strtab, t.gnu_hash, t.versym, l->l_addr, libc};
+    if (libc) {
+      usable_ = true;
+      return;
+    }
   }
-  usable_ = true;
 }
 
 bool NextInLibc::Find(const char* name, void** out) const {

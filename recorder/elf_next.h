@@ -16,8 +16,8 @@ namespace iorr::recorder {
 // none, an object without a GNU hash table), where the caller asks dlsym.
 //
 // Objects loaded at start-up come in the load order, which is the search order; objects a
-// constructor dlopen'ed come after them, so they can only be reached for a name no start-up
-// object defines, and a libc definition is taken only where it is the first found.
+// constructor dlopen'ed come after them, and after libc, where the walk stops (under the
+// loader's list lock: elf_next.cc), so a libc definition is taken only where it is the first.
 bool LookupNextInLibc(const link_map* self, const char* name, void** out);
 
 // A loaded object's name ends with tail (a name may be null: false).
@@ -38,10 +38,12 @@ class NextInLibc {
     uintptr_t base;
     bool libc;
   };
+  void Collect(const link_map* self);  // under the loader's list lock (elf_next.cc)
+
   static constexpr int kMaxObjects = 64;
   Object objects_[kMaxObjects];
   int n_ = 0;
-  bool usable_ = false;  // every object after self read (else Find always says no)
+  bool usable_ = false;  // every object from self to libc read (else Find always says no)
 };
 
 }  // namespace iorr::recorder

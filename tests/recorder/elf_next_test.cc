@@ -9,7 +9,9 @@
 #include <link.h>
 #include <string.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace iorr::recorder {
@@ -106,6 +108,35 @@ TEST(ElfNext, LeavesToDlsymWhatItCannotAnswer) {
   // And from this executable, read is libc's.
   ASSERT_TRUE(LookupNextInLibc(self, "read", &out));
   EXPECT_EQ(out, dlsym(RTLD_NEXT, "read"));
+}
+
+// Another thread loading and unloading a library all the while (as a constructor's thread may
+// while the recorder's constructor resolves its functions): the walk runs under the loader's
+// list lock and stops at libc, so it never reads an object being unloaded, and the answers
+// stay dlsym's. Walking the whole list unlocked read freed link maps and unmapped tables here.
+TEST(ElfNext, WalksUnderTheLoadersLockWhileAnotherThreadUnloads) {
+  const link_map* self = _r_debug.r_map;
+  void* want = dlsym(RTLD_NEXT, "read");
+  ASSERT_NE(want, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<int> cycles{0};
+  std::thread churn([&] {
+    while (!stop.load()) {
+      void* h = dlopen("libanl.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (h == nullptr) break;
+      dlclose(h);
+      cycles.fetch_add(1);
+    }
+  });
+  int wrong = 0;
+  for (int i = 0; i < 20000; ++i) {
+    void* out = nullptr;
+    if (!NextInLibc(self).Find("read", &out) || out != want) ++wrong;
+  }
+  stop.store(true);
+  churn.join();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(cycles.load(), 0) << "libanl.so.1 could not be loaded: nothing was unloaded meanwhile";
 }
 
 }  // namespace

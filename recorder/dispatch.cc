@@ -657,6 +657,11 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
     case SYS_dup3:
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
       break;
+    case SYS_seccomp:
+    case SYS_prctl:
+      NoteSeccompCall(nr, a);
+      ret = RunRecorded(nr, a);
+      break;
     case SYS_ptrace:  // a debugger's inferior-to-be: traps would stop it for the debugger
       ret = RunRecorded(nr, a);
       if (a[0] == PTRACE_TRACEME && ret == 0) OnTraceMe();

@@ -35,6 +35,8 @@
 #include <linux/close_range.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <linux/seccomp.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -382,6 +384,14 @@ bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) 
 bool g_seccomp_at_start = false;
 long g_no_new_privs_at_start = 0;
 long NoNewPrivs() { return RawSyscall6(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
+// A call of the program's that installs a seccomp filter (or strict mode) was seen, caught by
+// dispatch or through the syscall() wrapper, which see every such call until patching.
+bool g_program_seccomp = false;
+void NoteSeccompCall(long nr, const long* a) {
+  if ((nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
+      (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))
+    __atomic_store_n(&g_program_seccomp, true, __ATOMIC_RELAXED);
+}
 namespace {
 void RegisterMembarrier() {
   g_membarrier.store(
@@ -2524,10 +2534,12 @@ void PatchNow(uintptr_t* resume_at) {
   // maps and protects memory, which such a filter may refuse or answer by killing the program
   // (behaviour case "narrowed after start"). A filter inherited at exec let the loader map and
   // protect the program's objects, and patching goes on (a container's, for one) unless
-  // no_new_privs was set since, as a program does to install a filter without privileges. Told
-  // by prctl alone: a probe of /proc (the filter count) could itself be what a new filter kills
-  // (review). Left: a privileged program adding a filter without setting no_new_privs.
-  if (UnderSeccomp() && (!g_seccomp_at_start || NoNewPrivs() != g_no_new_privs_at_start)) {
+  // no_new_privs was set since, as a program does to install a filter without privileges, or
+  // the program was seen installing one (NoteSeccompCall: under a filter inherited with
+  // no_new_privs already set, a new filter changes neither). Told without /proc: a probe of
+  // the filter count could itself be what a new filter kills (review).
+  if (UnderSeccomp() && (__atomic_load_n(&g_program_seccomp, __ATOMIC_RELAXED) ||
+                         !g_seccomp_at_start || NoNewPrivs() != g_no_new_privs_at_start)) {
     WriteNote(
         "capture: Syscall User Dispatch (not patched: the program installed a seccomp filter)");
     return;

@@ -36,6 +36,9 @@ using trace::Event;
 // Whether the process runs under a seccomp filter, which may refuse or trap the system calls the
 // library makes for itself (membarrier, madvise).
 bool UnderSeccomp();
+// Notes a call (number, arguments) that installs a seccomp filter, which keeps the process
+// from patching (PatchNow): dispatch's caught calls and the syscall() wrapper pass theirs.
+void NoteSeccompCall(long nr, const long* a);
 
 // One call in progress. `on` is false when the call is not recorded (nested, disabled).
 struct Call {

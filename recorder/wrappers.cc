@@ -1504,6 +1504,7 @@ IORR_EXPORT long syscall(long nr, ...) {
   if (nr == SYS_exit) iorr::recorder::NoteThreadExit(static_cast<int>(a[0]));
   if (nr == SYS_exit_group) iorr::recorder::FlushAllAndHold();
   if (nr == SYS_exit) iorr::recorder::FlushAll();
+  iorr::recorder::NoteSeccompCall(nr, a);
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
   // The library's fds survive raw calls too.
   if (nr == SYS_close_range)

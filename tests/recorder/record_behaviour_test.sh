@@ -3795,6 +3795,42 @@ if cc -O1 narrow.c -o narrow 2> /dev/null; then
       fail "narrowed after start ($how): $n events (3,000 stat calls made)"
     fi
   done
+  # The same filter added under one inherited with no_new_privs already set (a sandbox around
+  # the recording): neither the seccomp mode nor no_new_privs changes, and patching (after 64
+  # calls) killed the program (status 159) until the library watched for the install itself.
+  cat > nnpfilter.c << 'C'
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  struct sock_filter f[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog prog = {1, f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+    perror("nnpfilter");
+    return 125;
+  }
+  execvp(argv[1], argv + 1);
+  return 127;
+}
+C
+  if cc -O1 nnpfilter.c -o nnpfilter; then
+    want=$(./narrow seccomp 2>&1)
+    got=$(IORR_PATCH_AFTER=64 timeout 30 ./nnpfilter "$iorr" record -q -o narrow-nnp.iorr -- \
+      ./narrow seccomp 2>&1)
+    st=$?
+    n=$(events narrow-nnp.iorr)
+    if [[ $st == 0 && $got == "$want" && ${n:-0} -ge 3000 ]]; then
+      ok "narrowed after start under an inherited filter with no_new_privs set: $got, $n events"
+    else
+      fail "narrowed after start under an inherited filter with no_new_privs set: status $st, '$got', $n events"
+    fi
+  else
+    fail "narrowed after start: cannot build nnpfilter.c"
+  fi
 fi
 
 # A program whose first segment is not at address 0 (a PIE linked with another image base): its

@@ -36,7 +36,6 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <linux/seccomp.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>

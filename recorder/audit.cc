@@ -307,6 +307,7 @@ void Handler(int, siginfo_t* info, void* ctx) {
   long ret = Raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   uint64_t t1 = keep ? Tsc() : 0;
   r[REG_RAX] = ret;
+  if (ret >= 0 && InstallsSeccomp(nr, a)) ++iorr_audit_log.seccomp_installs;  // preload.cc
   // The handler runs with the interrupted context's mask (SA_NODEFER, no sa_mask), which its
   // rt_sigreturn puts back: a change made here goes into that context.
   if (nr == SYS_rt_sigprocmask && ret == 0 && a[1] != 0) {

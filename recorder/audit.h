@@ -14,11 +14,16 @@
 // Plain C layout (the module is built without a C library).
 #pragma once
 
+#include <linux/seccomp.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 namespace iorr::recorder {
 
-inline constexpr uint64_t kAuditMagic = 0x31474f4c54494455ull;  // "UDITLOG1"
+// "UDITLOG2": the layout below (a module and a library of different builds must not read each
+// other's logs; "UDITLOG1" had no seccomp_installs).
+inline constexpr uint64_t kAuditMagic = 0x32474f4c54494455ull;
 inline constexpr uint32_t kAuditLogBytes = 256u << 10;
 
 // One caught call: this head, then the copies (8-byte aligned) that `copied` marks; a marked
@@ -44,7 +49,17 @@ struct AuditLog {
   int32_t end_reason;  // 0: running or stopped; else the call that ended the log (see audit.cc)
   int32_t old_sigsys_valid;
   uint64_t old_sigsys[4];  // SIGSYS's kernel sigaction before the module's (put back on takeover)
+  uint32_t
+      seccomp_installs;  // calls that installed a seccomp filter (InstallsSeccomp), kept or not
+  uint32_t reserved;
   alignas(16) uint8_t data[kAuditLogBytes];
 };
+
+// A call that installs a seccomp filter or strict mode when it succeeds.
+inline bool InstallsSeccomp(long nr, const long* a) {
+  return (nr == SYS_seccomp &&
+          (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
+         (nr == SYS_prctl && a[0] == PR_SET_SECCOMP);
+}
 
 }  // namespace iorr::recorder

@@ -128,7 +128,7 @@ long RunRecorded(long nr, const long* a) {
   int tag;
   CallOf(nr, &tag);
   Call c;
-  bool on = tag > 0 && trace::Spec(static_cast<CallId>(tag)).effect != trace::Effect::kProcess &&
+  bool on = tag > 0 && trace::Shape(static_cast<CallId>(tag)).effect != trace::Effect::kProcess &&
             BeginCall(&c);
   long r = Raw(nr, a);
   if (on) EndCall(&c, static_cast<CallId>(tag), a, r);
@@ -658,10 +658,12 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
       break;
     case SYS_seccomp:
-    case SYS_prctl:
-      NoteSeccompCall(nr, a);
+    case SYS_prctl: {
+      bool begun = BeginSeccompCall(nr, a);
       ret = RunRecorded(nr, a);
+      EndSeccompCall(begun, ret);
       break;
+    }
     case SYS_ptrace:  // a debugger's inferior-to-be: traps would stop it for the debugger
       ret = RunRecorded(nr, a);
       if (a[0] == PTRACE_TRACEME && ret == 0) OnTraceMe();

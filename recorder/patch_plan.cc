@@ -28,7 +28,7 @@ bool Stopped() { return g_stop != nullptr && g_stop->load(std::memory_order_rela
 // the recording: FlushSignalsInstall).
 bool Wanted(long nr) {
   if (nr < 0) return true;
-  for (const auto& c : trace::kCalls)
+  for (const auto& c : trace::detail::kShapes.at)  // not kCalls: see trace::CallShape
     if (c.nr == nr) return true;
   switch (nr) {
     case SYS_close_range:

@@ -383,13 +383,30 @@ bool UnderSeccomp() { return RawSyscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) 
 bool g_seccomp_at_start = false;
 long g_no_new_privs_at_start = 0;
 long NoNewPrivs() { return RawSyscall6(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
-// A call of the program's that installs a seccomp filter (or strict mode) was seen, caught by
-// dispatch or through the syscall() wrapper, which see every such call until patching.
+// A call of the program's that installed a seccomp filter (or strict mode) was seen: caught by
+// dispatch or through the syscall() wrapper, which see every such call until patching, or by
+// the audit module before the library started (AuditLog::seccomp_installs, DropAuditLog).
+// Only a call that succeeded (libseccomp and systemd probe with prctl(PR_SET_SECCOMP, FILTER,
+// NULL), EFAULT), and not a vfork child's or another process's on this memory (review).
+// Decided before the call (Foreign() may make a call the new filter refuses), and counted as
+// in progress meanwhile: patching waits while an install may be under way.
 bool g_program_seccomp = false;
-void NoteSeccompCall(long nr, const long* a) {
-  if ((nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
-      (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))
-    __atomic_store_n(&g_program_seccomp, true, __ATOMIC_RELAXED);
+int g_seccomp_installing = 0;
+bool BeginSeccompCall(long nr, const long* a) {
+  if (!InstallsSeccomp(nr, a) || t_hot.vm_child || Foreign()) return false;
+  __atomic_fetch_add(&g_seccomp_installing, 1, __ATOMIC_SEQ_CST);
+  return true;
+}
+void EndSeccompCall(bool begun, long ret) {
+  if (!begun) return;
+  if (ret >= 0) __atomic_store_n(&g_program_seccomp, true, __ATOMIC_SEQ_CST);
+  __atomic_fetch_sub(&g_seccomp_installing, 1, __ATOMIC_SEQ_CST);
+}
+// Under a seccomp filter the program installed (see PatchNow).
+bool SeccompForbidsPatching() {
+  if (__atomic_load_n(&g_seccomp_installing, __ATOMIC_SEQ_CST) != 0) return true;
+  return UnderSeccomp() && (__atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST) ||
+                            !g_seccomp_at_start || NoNewPrivs() != g_no_new_privs_at_start);
 }
 namespace {
 void RegisterMembarrier() {
@@ -673,7 +690,7 @@ const EntryHead* EntryAt(ThreadState* ts, uint64_t pos, uint64_t tail, uint64_t*
 }
 
 void DecodeEntry(ThreadState* ts, const EntryHead* h, Event* e) {
-  const trace::CallSpec& spec = trace::Spec(static_cast<CallId>(h->call));
+  const trace::CallShape& spec = trace::Shape(static_cast<CallId>(h->call));
   e->call = static_cast<CallId>(h->call);
   e->pid = ts->pid;
   e->tid = ts->tid;
@@ -1504,7 +1521,7 @@ __attribute__((always_inline)) inline void PutEntry(ThreadState* ts, CallId call
 
 // Copies an event into the thread's ring (the pseudo-events: dirents).
 void AddEvent(ThreadState* ts, const Event& e) {
-  const trace::CallSpec& spec = trace::Spec(e.call);
+  const trace::CallShape& spec = trace::Shape(e.call);
   int64_t v[trace::kMaxArgs] = {};
   const char* str[trace::kMaxArgs] = {};
   unsigned strings = 0;
@@ -1544,9 +1561,9 @@ uint32_t TaskPid() {
 void NoteEscapesOf(CallId call, const long* k, long ret) {
   char note[160];
   uint32_t pid = TaskPid();
-  if (trace::Spec(call).effect == trace::Effect::kEscape && ret >= 0) {
+  if (trace::Shape(call).effect == trace::Effect::kEscape && ret >= 0) {
     snprintf(note, sizeof(note), "escape %u: %s: I/O submitted through it is not recorded", pid,
-             std::string_view(trace::Spec(call).name).data());
+             trace::NameOf(call));
     WriteNote(note);
     g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
   } else if (call == CallId::mmap && ret >= 0 && static_cast<int>(k[4]) >= 0 &&
@@ -1575,7 +1592,7 @@ void NoteEscapesOf(CallId call, const long* k, long ret) {
 
 // Only a successful mmap or call of the kEscape kind can need a note (most calls are neither).
 inline void NoteEscapes(CallId call, const long* k, long ret) {
-  if (ret >= 0 && (call == CallId::mmap || trace::Spec(call).effect == trace::Effect::kEscape))
+  if (ret >= 0 && (call == CallId::mmap || trace::Shape(call).effect == trace::Effect::kEscape))
     NoteEscapesOf(call, k, ret);
 }
 
@@ -1635,7 +1652,7 @@ void AddDirents(ThreadState* ts, int64_t fd, int64_t end_ns, long buf, long n) {
 // The arguments as a ring entry stores them (EntryHead::args): integers, what pointers point to
 // (iovec lengths, fd pairs, offsets), strings as their length or -1 for NULL with their bytes at
 // str[i]. Returns the strings' total length. The event's own buffer is not read (kBuf: 0).
-size_t ArgValues(const trace::CallSpec& spec, CallId call, const long* k, long ret, int64_t* out,
+size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long ret, int64_t* out,
                  const char** str) {
   bool fault = ret == -EFAULT;
   size_t strings = 0;
@@ -1830,6 +1847,21 @@ bool IsOurAudit(const char* q, size_t len) {
   return (len == strlen(g_audit_lib) && strncmp(q, g_audit_lib, len) == 0) ||
          (len == strlen(g_audit_chained) && strncmp(q, g_audit_chained, len) == 0);
 }
+// Whether an LD_AUDIT value names our plain module and a module not ours.
+bool NeedsChainedAudit(const char* v) {
+  bool plain = false, other = false;
+  for (const char* q = v; *q != 0;) {
+    const char* end = q;
+    while (*end != 0 && *end != ':') ++end;
+    size_t piece = static_cast<size_t>(end - q);
+    if (piece == strlen(g_audit_lib) && strncmp(q, g_audit_lib, piece) == 0)
+      plain = true;
+    else if (piece > 0 && !IsOurAudit(q, piece))
+      other = true;
+    q = *end != 0 ? end + 1 : end;
+  }
+  return plain && other;
+}
 
 // The audit module's log, through the loader's list of objects of every namespace (the module
 // is in one of its own; r_debug_extended, glibc 2.35 and later): its code holds the restorer,
@@ -1879,6 +1911,7 @@ void TakeOverFromAudit() {
   __builtin_ia32_lfence();
   g_audit_stop_tsc = __builtin_ia32_rdtsc();
   g_audit_stop_ns = MonoNs();
+  if (log->seccomp_installs != 0) g_program_seccomp = true;  // before the library started
   g_audit = log;
   g_audit_image = true;
 }
@@ -2197,14 +2230,18 @@ __attribute__((constructor(102))) void Init() {
     bool now = patch != nullptr && strcmp(patch, "1") == 0;
     char why[256] = "";
     char note[320];
-    if (now && PatchInstall(why, sizeof(why))) {
+    // Nor from the start under a filter the program installed before the library started (its
+    // .preinit_array, an earlier constructor: the audit module saw it).
+    bool forbidden = !never && SeccompForbidsPatching();
+    if (forbidden) snprintf(why, sizeof(why), "the program installed a seccomp filter");
+    if (now && !forbidden && PatchInstall(why, sizeof(why))) {
       DispatchArmThread();
       FlushSignalsInstall();
       snprintf(note, sizeof(note), "capture: patched system call sites (%s)", why);
       WriteNote(note);
     } else if (DispatchInstall() && DispatchArmThread()) {
       FlushSignalsInstall();
-      g_patch_pending = !never && !now;
+      g_patch_pending = !never && !now && !forbidden;  // forbidden for good: seccomp stays
       if (why[0] != 0)
         snprintf(note, sizeof(note), "capture: Syscall User Dispatch (not patched: %s)", why);
       else if (g_patch_pending)
@@ -2214,7 +2251,7 @@ __attribute__((constructor(102))) void Init() {
       else
         snprintf(note, sizeof(note), "capture: Syscall User Dispatch");
       WriteNote(note);
-    } else if (!never && !now && PatchInstall(why, sizeof(why))) {  // dispatch refused
+    } else if (!never && !now && !forbidden && PatchInstall(why, sizeof(why))) {  // refused
       DispatchArmThread();
       FlushSignalsInstall();
       snprintf(note, sizeof(note),
@@ -2534,11 +2571,10 @@ void PatchNow(uintptr_t* resume_at) {
   // (behaviour case "narrowed after start"). A filter inherited at exec let the loader map and
   // protect the program's objects, and patching goes on (a container's, for one) unless
   // no_new_privs was set since, as a program does to install a filter without privileges, or
-  // the program was seen installing one (NoteSeccompCall: under a filter inherited with
+  // the program was seen installing one (BeginSeccompCall: under a filter inherited with
   // no_new_privs already set, a new filter changes neither). Told without /proc: a probe of
   // the filter count could itself be what a new filter kills (review).
-  if (UnderSeccomp() && (__atomic_load_n(&g_program_seccomp, __ATOMIC_RELAXED) ||
-                         !g_seccomp_at_start || NoNewPrivs() != g_no_new_privs_at_start)) {
+  if (SeccompForbidsPatching()) {
     WriteNote(
         "capture: Syscall User Dispatch (not patched: the program installed a seccomp filter)");
     return;
@@ -2593,7 +2629,7 @@ __attribute__((always_inline)) inline void AddDirectCall(ThreadState* ts, CallId
 // arguments straight from the call's (the hook path: no event in between).
 void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start,
              int64_t end) {
-  const trace::CallSpec& spec = trace::Spec(call);
+  const trace::CallShape& spec = trace::Shape(call);
   int64_t v[trace::kMaxArgs] = {};
   const char* str[trace::kMaxArgs];
   size_t total = ArgValues(spec, call, kargs, ret, v, str);
@@ -2945,21 +2981,32 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (!has_lib && strncmp(s, "LD_PRELOAD=", 11) == 0) continue;
     if (add_audit && (strncmp(s, "LD_AUDIT=", 9) == 0 || strncmp(s, "GLIBC_TUNABLES=", 15) == 0))
       continue;
-    if (no_audit && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0 &&
-        (strstr(s, g_audit_lib) != nullptr || strstr(s, g_audit_chained) != nullptr)) {
-      // LD_AUDIT without ours (the others kept, in order).
+    bool audit_var = !add_audit && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0;
+    if (audit_var &&
+        (no_audit ? strstr(s, g_audit_lib) != nullptr || strstr(s, g_audit_chained) != nullptr
+                  : NeedsChainedAudit(s + 9))) {
+      // Without the module: LD_AUDIT without ours (the others kept, in order). With it, where
+      // the program put modules of its own beside our plain one (LD_AUDIT=$LD_AUDIT:own.so):
+      // ours is the chained variant (audit.cc: glibc's dlsym path stops behind the plain one).
+      // Entries split at ':' as glibc does (rtld.c, audit_list_next); ours written once.
       if (used >= buf_cap - 16) return false;
       char* w = buf + used;
       int len = snprintf(w, static_cast<size_t>(buf_cap - used), "LD_AUDIT=");
-      bool any = false;
+      bool any = false, ours_put = false;
       for (const char* q = s + 9; *q != 0;) {
         const char* end = q;
-        while (*end != 0 && *end != ':' && *end != ' ') ++end;
+        while (*end != 0 && *end != ':') ++end;
         size_t piece = static_cast<size_t>(end - q);
-        if (piece > 0 && !IsOurAudit(q, piece)) {
+        const char* put = q;
+        if (piece > 0 && IsOurAudit(q, piece)) {
+          put = no_audit || ours_put ? nullptr : g_audit_chained;
+          piece = put ? strlen(put) : 0;
+          ours_put = true;
+        }
+        if (piece > 0 && put != nullptr) {
           if (used + len + static_cast<int>(piece) + 2 >= buf_cap) return false;
           if (any) w[len++] = ':';
-          memcpy(w + len, q, piece);
+          memcpy(w + len, put, piece);
           len += static_cast<int>(piece);
           any = true;
         }

@@ -36,9 +36,11 @@ using trace::Event;
 // Whether the process runs under a seccomp filter, which may refuse or trap the system calls the
 // library makes for itself (membarrier, madvise).
 bool UnderSeccomp();
-// Notes a call (number, arguments) that installs a seccomp filter, which keeps the process
-// from patching (PatchNow): dispatch's caught calls and the syscall() wrapper pass theirs.
-void NoteSeccompCall(long nr, const long* a);
+// Around a call of the program's (number, arguments; then its kernel-style result): one that
+// installed a seccomp filter keeps the process from patching (PatchNow). Dispatch's caught calls
+// and the syscall() wrapper pass theirs. Begin returns what End takes.
+bool BeginSeccompCall(long nr, const long* a);
+void EndSeccompCall(bool begun, long ret);
 
 // One call in progress. `on` is false when the call is not recorded (nested, disabled).
 struct Call {
@@ -119,7 +121,7 @@ constexpr int64_t StoredValue(long v) {
 // does that): write, close, fchown, openat, newfstatat, unlinkat, ... The wrappers store such a
 // call without looking its arguments' kinds up (EndCallOf).
 constexpr bool DirectCall(CallId id) {
-  const trace::CallSpec& spec = trace::Spec(id);
+  const trace::CallShape& spec = trace::Shape(id);
   if (id == CallId::fcntl || id == CallId::getdents64 || id == CallId::mmap ||
       spec.effect == trace::Effect::kEscape)
     return false;
@@ -130,7 +132,7 @@ constexpr bool DirectCall(CallId id) {
 }
 // A call's string arguments, a bit each.
 constexpr unsigned StringArgs(CallId id) {
-  const trace::CallSpec& spec = trace::Spec(id);
+  const trace::CallShape& spec = trace::Shape(id);
   unsigned strings = 0;
   for (int i = 0; i < spec.nargs; ++i)
     if (trace::IsString(spec.args[i].kind)) strings |= 1u << i;
@@ -166,10 +168,10 @@ __attribute__((always_inline)) inline void EndCallOf(Call* c, const long* kargs,
     [&]<int... I>(std::integer_sequence<int, I...>) {
       (((kStrings >> I) & 1
             ? void(str[I] = reinterpret_cast<const char*>(kargs[I]))
-            : void(v[I] = StoredValue<StoredAs(trace::Spec(kCall).args[I].kind)>(kargs[I]))),
+            : void(v[I] = StoredValue<StoredAs(trace::Shape(kCall).args[I].kind)>(kargs[I]))),
        ...);
     }
-    (std::make_integer_sequence<int, trace::Spec(kCall).nargs>());
+    (std::make_integer_sequence<int, trace::Shape(kCall).nargs>());
     // As ArgValues: a mode the call does not read holds whatever the register had.
     if constexpr (kCall == CallId::openat || kCall == CallId::open) {
       constexpr int f = kCall == CallId::openat ? 2 : 1;

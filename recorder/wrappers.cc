@@ -1504,7 +1504,6 @@ IORR_EXPORT long syscall(long nr, ...) {
   if (nr == SYS_exit) iorr::recorder::NoteThreadExit(static_cast<int>(a[0]));
   if (nr == SYS_exit_group) iorr::recorder::FlushAllAndHold();
   if (nr == SYS_exit) iorr::recorder::FlushAll();
-  iorr::recorder::NoteSeccompCall(nr, a);
   if ((nr == SYS_close && iorr::recorder::IsOwnFd(a[0]))) return 0;
   // The library's fds survive raw calls too.
   if (nr == SYS_close_range)
@@ -1544,13 +1543,15 @@ IORR_EXPORT long syscall(long nr, ...) {
     return r;
   }
   int tag = iorr::recorder::CallTagOf(nr);  // (a table by number: searching the calls cost ~60 ns)
-  const iorr::trace::CallSpec* spec =
-      tag > 0 ? iorr::trace::SpecOf(static_cast<uint16_t>(tag)) : nullptr;
+  const iorr::trace::CallShape* spec =
+      tag > 0 ? iorr::trace::ShapeOf(static_cast<uint16_t>(tag)) : nullptr;
   bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
   Call c;
   bool on = recordable && BeginCall(&c);
+  bool seccomp = iorr::recorder::BeginSeccompCall(nr, a);
   long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   if (on) EndCall(&c, static_cast<CallId>(spec->tag), a, KernelRet(r, errno));
+  iorr::recorder::EndSeccompCall(seccomp, KernelRet(r, errno));
   return r;
 }
 

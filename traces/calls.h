@@ -54,12 +54,14 @@ enum class ArgKind : uint8_t {
 };
 
 // What a call does; the replayer and the model dispatch on this.
+// clang-format off
 enum class Effect : uint8_t {
   kRead, kWrite, kSeek, kCopy, kOpen, kClose, kSync, kTruncate, kHint, kRemove, kRename,
   kCreate, kLookup, kReadDir, kSetAttr, kFdTable, kCwd, kControl, kMap, kNotFile, kProcess,
   kEscape, kState, kOther,  // kState: what the recorder saw of the file system, not a call
   kBlock,                   // a block request seen in the kernel during a replay, not a call
 };
+// clang-format on
 
 // How a call's return value reads.
 enum class Ret : uint8_t {
@@ -80,16 +82,17 @@ struct ArgSpec {
 };
 
 struct CallSpec {
-  uint16_t tag = 0;      // the call's number in the trace (syscalls.def)
+  uint16_t tag = 0;  // the call's number in the trace (syscalls.def)
   std::string_view name;
-  int nr = -1;           // x86_64 syscall number, -1 for pseudo-calls
+  int nr = -1;  // x86_64 syscall number, -1 for pseudo-calls
   Effect effect = Effect::kOther;
   Ret ret = Ret::kInt;
   uint8_t nargs = 0;
   ArgSpec args[kMaxArgs] = {};
 };
 
-#define A(kind, name) ArgSpec{ArgKind::k##kind, #name}
+#define A(kind, name) \
+  ArgSpec { ArgKind::k##kind, #name }
 
 // Call ids are the table's tags.
 enum class CallId : uint16_t {
@@ -113,8 +116,9 @@ constexpr CallSpec MakeSpec(uint16_t tag, std::string_view name, int nr, Effect 
 
 // All calls, in table order.
 inline constexpr CallSpec kCalls[] = {
-#define IORR_CALL(tag, name, effect, ret, ...) \
-  detail::MakeSpec(tag, #name, __NR_##name, Effect::k##effect, Ret::k##ret __VA_OPT__(, ) __VA_ARGS__),
+#define IORR_CALL(tag, name, effect, ret, ...)                 \
+  detail::MakeSpec(tag, #name, __NR_##name, Effect::k##effect, \
+                   Ret::k##ret __VA_OPT__(, ) __VA_ARGS__),
 #define IORR_PSEUDO(tag, name, effect, ret, ...) \
   detail::MakeSpec(tag, #name, -1, Effect::k##effect, Ret::k##ret __VA_OPT__(, ) __VA_ARGS__),
 #include "traces/syscalls.def"
@@ -154,7 +158,8 @@ constexpr bool ArgNamesUnique() {
 inline constexpr TagIndex kTagIndex = BuildTagIndex();
 }  // namespace detail
 
-static_assert(detail::TagsUniqueAndInRange(), "syscalls.def: tags and names must be unique, 1..255");
+static_assert(detail::TagsUniqueAndInRange(),
+              "syscalls.def: tags and names must be unique, 1..255");
 static_assert(detail::ArgNamesUnique(), "syscalls.def: argument names must be unique per call");
 static_assert(__NR_openat == 257 && __NR_read == 0, "syscall numbers are x86_64's");
 
@@ -166,6 +171,87 @@ constexpr const CallSpec* SpecOf(uint16_t tag) {
 }
 constexpr const CallSpec* SpecOf(CallId id) { return SpecOf(static_cast<uint16_t>(id)); }
 constexpr const CallSpec& Spec(CallId id) { return *SpecOf(id); }
+
+// The same table without its names: nothing in it is a pointer, so where it is loaded (the
+// recording library, in every recorded process) the loader relocates nothing in it. kCalls'
+// names made it 20 KiB of .data.rel.ro that the loader wrote to in each process, copying five
+// pages; the library and the encoder use these instead (tests/recorder/record_library_test.sh).
+struct ArgShape {
+  ArgKind kind = ArgKind::kBuf;
+};
+struct CallShape {
+  uint16_t tag = 0;
+  int16_t nr = -1;
+  Effect effect = Effect::kOther;
+  Ret ret = Ret::kInt;
+  uint8_t nargs = 0;
+  ArgShape args[kMaxArgs] = {};
+};
+
+namespace detail {
+struct Shapes {
+  CallShape at[kNumCalls];
+};
+constexpr Shapes BuildShapes() {
+  Shapes t{};
+  for (size_t i = 0; i < kNumCalls; ++i) {
+    const CallSpec& c = kCalls[i];
+    CallShape& s = t.at[i];
+    s.tag = c.tag;
+    s.nr = static_cast<int16_t>(c.nr);
+    s.effect = c.effect;
+    s.ret = c.ret;
+    s.nargs = c.nargs;
+    for (int a = 0; a < kMaxArgs; ++a) s.args[a].kind = c.args[a].kind;
+  }
+  return t;
+}
+inline constexpr Shapes kShapes = BuildShapes();
+
+constexpr size_t NameBytes() {
+  size_t n = 0;
+  for (const auto& c : kCalls) n += c.name.size() + 1;
+  return n;
+}
+struct Names {
+  char bytes[NameBytes()];
+  uint16_t at[kNumCalls];
+};
+constexpr Names BuildNames() {
+  Names t{};
+  size_t p = 0;
+  for (size_t i = 0; i < kNumCalls; ++i) {
+    t.at[i] = static_cast<uint16_t>(p);
+    for (char ch : kCalls[i].name) t.bytes[p++] = ch;
+    t.bytes[p++] = 0;
+  }
+  return t;
+}
+inline constexpr Names kNames = BuildNames();
+constexpr bool NumbersFitShapes() {
+  for (const auto& c : kCalls)
+    if (c.nr < -1 || c.nr > 32767) return false;
+  return true;
+}
+static_assert(NumbersFitShapes(), "CallShape::nr is an int16_t");
+static_assert(NameBytes() <= 65535, "Names::at holds uint16_t offsets");
+}  // namespace detail
+
+// The shape of a tag, or nullptr for a tag the table does not have.
+constexpr const CallShape* ShapeOf(uint16_t tag) {
+  if (tag > kMaxTag) return nullptr;
+  int16_t i = detail::kTagIndex.index[tag];
+  return i < 0 ? nullptr : &detail::kShapes.at[i];
+}
+constexpr const CallShape* ShapeOf(CallId id) { return ShapeOf(static_cast<uint16_t>(id)); }
+constexpr const CallShape& Shape(CallId id) { return *ShapeOf(id); }
+// A call's name (NUL-terminated), or nullptr, from a table without pointers.
+constexpr const char* NameOf(CallId id) {
+  auto tag = static_cast<uint16_t>(id);
+  if (tag > kMaxTag) return nullptr;
+  int16_t i = detail::kTagIndex.index[tag];
+  return i < 0 ? nullptr : detail::kNames.bytes + detail::kNames.at[i];
+}
 
 // The spec of a kernel call name (as strace prints it), or nullptr.
 constexpr const CallSpec* SpecByName(std::string_view name) {
@@ -180,7 +266,8 @@ constexpr bool IsString(ArgKind k) { return k == ArgKind::kPath || k == ArgKind:
 constexpr bool IsStored(ArgKind k) { return k != ArgKind::kBuf; }
 
 // Index of the argument whose value a Ret::kCount result is predicted from, or -1.
-constexpr int CountArgIndex(const CallSpec& c) {
+template <typename Spec>  // CallSpec or CallShape
+constexpr int CountArgIndex(const Spec& c) {
   for (int i = 0; i < c.nargs; ++i)
     if (c.args[i].kind == ArgKind::kSize || c.args[i].kind == ArgKind::kIovec) return i;
   return -1;

@@ -322,7 +322,7 @@ bool ChunkEncoder::Fits(size_t nargs, size_t str_bytes, size_t nstr) const {
 }
 
 ChunkEncoder::AddResult ChunkEncoder::Add(const Event& e) {
-  const CallSpec* spec = SpecOf(e.call);
+  const CallShape* spec = ShapeOf(e.call);  // no names: see CallShape
   if (spec == nullptr) return AddResult::kInvalid;
   // Room check against the worst case of this event.
   const bool listing = e.call == CallId::dirents;  // its names join the table

@@ -4002,6 +4002,18 @@ if cc -shared -fPIC ownaudit.c -o ownaudit.so && cc ownaudit-prog.c -o ownaudit-
   else
     fail "the program's own audit module, added by the program after ours: status $st, '$got' against '$want'"
   fi
+  # Named by the program itself (-Wl,--audit: DT_AUDIT, loaded after LD_AUDIT's modules): iorr
+  # record reads the command's dynamic section and puts the chained module first.
+  if cc ownaudit-prog.c -o ownaudit-dt -ldl -Wl,--audit="$PWD/ownaudit.so" 2> /dev/null; then
+    want=$(./ownaudit-dt 2>&1 | grep '^\[aud\]')
+    got=$(timeout 30 "$iorr" record -q -o ownaudit-dt.iorr -- ./ownaudit-dt 2>&1)
+    st=$?
+    if [[ $st == 0 && -n $want && $(grep '^\[aud\]' <<< "$got") == "$want" ]]; then
+      ok "the program's own audit module, named in its DT_AUDIT: $(tr '\n' ' ' <<< "$want")"
+    else
+      fail "the program's own audit module, named in its DT_AUDIT: status $st, '$got' against '$want'"
+    fi
+  fi
 else
   fail "own audit module: cannot build the test program"
 fi

@@ -3,9 +3,11 @@
 // libiorr-preload.so (whose processes append their chunks to the same file), waits as their
 // subreaper until every process of the tree has exited, then counts what was recorded and writes
 // the end record. Single-threaded; the signal handlers only use async-signal-safe calls.
+#include <elf.h>
 #include <fcntl.h>
 #include <fts.h>
 #include <limits.h>
+#include <link.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -50,6 +52,54 @@ extern char** environ;
 
 namespace iorr::cli {
 namespace {
+
+// Whether the program (COMMAND, found on PATH as execvp would) names rtld-audit modules of its own
+// in its dynamic section (DT_AUDIT, DT_DEPAUDIT: -Wl,--audit), which glibc loads after
+// LD_AUDIT's: the chained audit module must then go first (recorder/audit.cc). Only the
+// command iorr starts is read; a program it execs later with such modules is not (README).
+bool NamesAuditModules(const std::string& command) {
+  std::string path = command;
+  if (command.find('/') == std::string::npos) {
+    path.clear();
+    const char* env_path = std::getenv("PATH");
+    std::string_view dirs = env_path ? env_path : "/usr/local/bin:/usr/bin:/bin";
+    while (path.empty()) {
+      size_t colon = dirs.find(':');
+      std::string dir(dirs.substr(0, colon));
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
+      if (::access(candidate.c_str(), X_OK) == 0) path = candidate;
+      if (colon == std::string_view::npos) break;
+      dirs.remove_prefix(colon + 1);
+    }
+    if (path.empty()) return false;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool found = false;
+  ElfW(Ehdr) eh;
+  if (::pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum <= 64) {
+    ElfW(Phdr) ph[64];
+    size_t bytes = eh.e_phnum * sizeof(ElfW(Phdr));
+    if (::pread(fd, ph, bytes, static_cast<off_t>(eh.e_phoff)) == static_cast<ssize_t>(bytes)) {
+      for (int i = 0; i < eh.e_phnum && !found; ++i) {
+        if (ph[i].p_type != PT_DYNAMIC) continue;
+        std::vector<ElfW(Dyn)> dyn(std::min<size_t>(ph[i].p_filesz / sizeof(ElfW(Dyn)), 4096));
+        ssize_t want = static_cast<ssize_t>(dyn.size() * sizeof(ElfW(Dyn)));
+        if (::pread(fd, dyn.data(), static_cast<size_t>(want),
+                    static_cast<off_t>(ph[i].p_offset)) != want)
+          break;
+        for (const ElfW(Dyn) & d : dyn) {
+          if (d.d_tag == DT_NULL) break;
+          if (d.d_tag == DT_AUDIT || d.d_tag == DT_DEPAUDIT) found = true;
+        }
+      }
+    }
+  }
+  ::close(fd);
+  return found;
+}
 
 // A reading of the TSC and CLOCK_MONOTONIC at the same moment: the TSC between two monotonic
 // readings, taken as their midpoint (the tightest of a few tries).
@@ -1062,7 +1112,8 @@ int Run(const Options& o) {
   // do not), and each process pays about 0.3 ms for its loader's trapped calls. Before modules
   // of the program's own, the chained variant (recorder/audit.cc: glibc's dlsym path skips them
   // behind a module without la_symbind).
-  bool others = old_audit.find_first_not_of(": ") != std::string::npos;
+  bool others =
+      old_audit.find_first_not_of(": ") != std::string::npos || NamesAuditModules(o.command[0]);
   std::string audit = lib.substr(0, lib.rfind('/') + 1) +
                       (others ? "libiorr-audit-chained.so" : "libiorr-audit.so");
   const char* audit_knob = std::getenv("IORR_AUDIT");

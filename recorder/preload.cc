@@ -1839,8 +1839,12 @@ AuditLog* g_audit = nullptr;
 uint64_t g_audit_stop_tsc = 0;
 int64_t g_audit_stop_ns = 0;
 bool g_audit_image = false;  // this image started under the audit module
-char g_audit_lib[4096];      // the module's path (beside this library)
-char g_audit_chained[4096];  // its variant for programs with audit modules of their own (audit.cc)
+// The module's path (beside this library) and its variant for programs with audit modules of
+// their own (audit.cc), one after the other in one buffer: two arrays of PATH_MAX were two pages
+// written in every process, for some 60 bytes each.
+char g_audit_paths[2 * 4096];
+const char* g_audit_lib = g_audit_paths;          // "" until Init
+const char* g_audit_chained = g_audit_paths + 1;  // "" until Init
 
 // Whether LEN bytes at Q name one of the two (an LD_AUDIT entry).
 bool IsOurAudit(const char* q, size_t len) {
@@ -2197,15 +2201,23 @@ __attribute__((constructor(102))) void Init() {
   {
     const char* slash = strrchr(g_lib, '/');
     int dir = slash ? static_cast<int>(slash - g_lib) : 0;
-    snprintf(g_audit_lib, sizeof(g_audit_lib), "%.*s%slibiorr-audit.so", dir, g_lib,
-             slash ? "/" : "");
-    snprintf(g_audit_chained, sizeof(g_audit_chained), "%.*s%slibiorr-audit-chained.so", dir, g_lib,
-             slash ? "/" : "");
+    int n = snprintf(g_audit_paths, sizeof(g_audit_paths) / 2, "%.*s%slibiorr-audit.so", dir, g_lib,
+                     slash ? "/" : "");
+    if (n > 0 && static_cast<size_t>(n) < sizeof(g_audit_paths) / 2) {
+      char* chained = g_audit_paths + n + 1;
+      snprintf(chained, sizeof(g_audit_paths) - static_cast<size_t>(n) - 1,
+               "%.*s%slibiorr-audit-chained.so", dir, g_lib, slash ? "/" : "");
+      g_audit_chained = chained;
+    } else {
+      g_audit_paths[0] = 0;  // longer than PATH_MAX: no module is added
+    }
   }
   if (getenv(kEnvAuditAdded)) {
     Unsetenv(kEnvAuditAdded);
-    RemoveFirstFromList("LD_AUDIT", g_audit_lib);
-    RemoveFirstFromList("LD_AUDIT", g_audit_chained);
+    if (g_audit_lib[0] != 0) {
+      RemoveFirstFromList("LD_AUDIT", g_audit_lib);
+      RemoveFirstFromList("LD_AUDIT", g_audit_chained);
+    }
     RemoveFirstFromList("GLIBC_TUNABLES", kAuditTunable);
   }
   RecordExecFromEnv();

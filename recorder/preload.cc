@@ -1851,6 +1851,10 @@ bool IsOurAudit(const char* q, size_t len) {
   return (len == strlen(g_audit_lib) && strncmp(q, g_audit_lib, len) == 0) ||
          (len == strlen(g_audit_chained) && strncmp(q, g_audit_chained, len) == 0);
 }
+// Whether an LD_AUDIT value holds either path (set: Init).
+bool MentionsOurAudit(const char* v) {
+  return strstr(v, g_audit_lib) != nullptr || strstr(v, g_audit_chained) != nullptr;
+}
 // Whether an LD_AUDIT value names our plain module and a module not ours.
 bool NeedsChainedAudit(const char* v) {
   bool plain = false, other = false;
@@ -2985,8 +2989,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
   // program cleared it), when this image had it: that image takes it out again (kEnvAuditAdded).
   const char* audit = GetEnv(const_cast<char**>(envp), "LD_AUDIT", 8);
   bool add_audit = g_audit_image && !no_audit && g_audit_lib[0] != 0 &&
-                   (audit == nullptr || (strstr(audit, g_audit_lib) == nullptr &&
-                                         strstr(audit, g_audit_chained) == nullptr));
+                   (audit == nullptr || !MentionsOurAudit(audit));
   for (char* const* p = envp; p && *p; ++p) {
     const char* s = *p;
     if (IsProtocolVar(s)) continue;  // rewritten below with current values
@@ -2994,9 +2997,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
     if (add_audit && (strncmp(s, "LD_AUDIT=", 9) == 0 || strncmp(s, "GLIBC_TUNABLES=", 15) == 0))
       continue;
     bool audit_var = !add_audit && g_audit_lib[0] != 0 && strncmp(s, "LD_AUDIT=", 9) == 0;
-    if (audit_var &&
-        (no_audit ? strstr(s, g_audit_lib) != nullptr || strstr(s, g_audit_chained) != nullptr
-                  : NeedsChainedAudit(s + 9))) {
+    if (audit_var && (no_audit ? MentionsOurAudit(s) : NeedsChainedAudit(s + 9))) {
       // Without the module: LD_AUDIT without ours (the others kept, in order). With it, where
       // the program put modules of its own beside our plain one (LD_AUDIT=$LD_AUDIT:own.so):
       // ours is the chained variant (audit.cc: glibc's dlsym path stops behind the plain one).

@@ -14,21 +14,9 @@
 # module beside it), in the same rounds: a change's effect side by side.
 # Environment: IORR (default $root/build/bin/iorr), RUNS, PROG (default /bin/true), BASE_LIB.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-iorr=${IORR:-$root/build/bin/iorr}
-lib=$(dirname "$iorr")/../lib/libiorr-preload.so
-runs=${RUNS:-5}
-n=${1:-300}
-prog=${PROG:-/bin/true}
-base=${BASE_LIB:-}
-[[ -x $iorr && -f $lib ]] || { echo "record-exit-latency: build first (tools/build.sh)" >&2; exit 2; }
-[[ -z $base || -f $base ]] || { echo "record-exit-latency: no library at BASE_LIB=$base" >&2; exit 2; }
 command -v perf > /dev/null || { echo "record-exit-latency: needs perf (apt-get install linux-perf)" >&2; exit 2; }
-work=$(mktemp -d /dev/shm/iorr-exitlat.XXXXXX)
-source "$root/tools/bench/quiet-host.sh"
-trap 'rm -rf "$work"; quiet_host_end' EXIT
-quiet_host_begin
-loop="i=0; while [ \$i -lt $n ]; do $prog; i=\$((i + 1)); done"
+bench=record-exit-latency
+source "$(dirname "$0")/process-loop.sh" "$@"
 
 # latencies KIND: one run of the loop under perf; appends each child's exit-to-reap time (us)
 # to $work/KIND.all and the run's median to $work/KIND.

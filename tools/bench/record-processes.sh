@@ -11,20 +11,8 @@
 # (libiorr-audit.so beside it), in the same rounds: a change's effect side by side.
 # Environment: IORR (default $root/build/bin/iorr), RUNS, PROG (default /bin/true), BASE_LIB.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-iorr=${IORR:-$root/build/bin/iorr}
-lib=$(dirname "$iorr")/../lib/libiorr-preload.so
-runs=${RUNS:-5}
-n=${1:-300}
-prog=${PROG:-/bin/true}
-base=${BASE_LIB:-}
-[[ -x $iorr && -f $lib ]] || { echo "record-processes: build first (tools/build.sh)" >&2; exit 2; }
-[[ -z $base || -f $base ]] || { echo "record-processes: no library at BASE_LIB=$base" >&2; exit 2; }
-work=$(mktemp -d /dev/shm/iorr-procs.XXXXXX)
-source "$root/tools/bench/quiet-host.sh"
-trap 'rm -rf "$work"; quiet_host_end' EXIT
-quiet_host_begin
-loop="i=0; while [ \$i -lt $n ]; do $prog; i=\$((i + 1)); done"
+bench=record-processes
+source "$(dirname "$0")/process-loop.sh" "$@"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 # timed KIND: one run of the loop, appends microseconds per iteration to $work/KIND.

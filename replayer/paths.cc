@@ -36,6 +36,8 @@ bool IsPseudo(std::string_view n) {
 }
 
 bool SplitLeaf(std::string_view composed, std::string* dir, std::string* leaf) {
+  // The name would end at the NUL in the system call ("..\0" is ".." there).
+  if (composed.find('\0') != std::string_view::npos) return false;
   std::string_view p = composed;
   while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
   size_t i = p.rfind('/');

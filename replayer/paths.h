@@ -23,7 +23,8 @@ std::string_view Parent(std::string_view normalized);
 bool IsPseudo(std::string_view normalized);
 
 // Splits a composed path into the directory and the last component, dropping trailing '/'s.
-// False when the last component is empty, "." or ".." (no name to operate on).
+// False when the last component is empty, "." or ".." (no name to operate on), or the path holds
+// a NUL byte (a system call would read it only up to there).
 bool SplitLeaf(std::string_view composed, std::string* dir, std::string* leaf);
 
 }  // namespace iorr::replay

@@ -60,10 +60,19 @@ std::string InitialState::PathOf(Proc& p, int64_t dirfd, std::string_view path) 
   return Normalize(Compose(base, path));
 }
 
+bool InitialState::Admit(const std::string& n) {
+  if (n.size() > kMaxName || overflowed_) return false;
+  if (now_.count(n) != 0) return true;
+  name_bytes_ += n.size() + 64;  // the key, and about what a node of each map costs
+  if (name_bytes_ > kMaxNameBytesTotal) overflowed_ = true;
+  return !overflowed_;
+}
+
 void InitialState::Exists(const std::string& n, char type) {
   if (n.empty()) return;  // the root
   auto it = now_.find(n);
   if (it == now_.end()) {
+    if (!Admit(n)) return;
     now_[n] = Now::kExists;
     InitialEntry& e = initial_[n];
     if (e.type == '?') e.type = type;
@@ -76,14 +85,19 @@ void InitialState::Exists(const std::string& n, char type) {
 }
 
 void InitialState::Absent(const std::string& n) {
-  if (!Known(n)) now_[n] = Now::kAbsent;
+  if (!Known(n) && Admit(n)) now_[n] = Now::kAbsent;
 }
 
 void InitialState::Created(const std::string& n, char type) {
   (void)type;
+  if (!Admit(n)) return;
   std::string parent(Parent(n));
   if (!parent.empty()) Exists(parent, 'd');
   now_[n] = Now::kExists;
+}
+
+void InitialState::Removed(const std::string& n) {
+  if (Admit(n)) now_[n] = Now::kAbsent;
 }
 
 void InitialState::AtLeast(const std::string& n, uint64_t size) {
@@ -96,7 +110,7 @@ void InitialState::Observe(const trace::Event& e) {
   const trace::CallSpec& spec = e.spec();
   if (e.call == CallId::initial_state) {
     std::string n = Normalize(Compose(cwd0_, e.args[0].s));
-    if (!Known(n)) {
+    if (!Known(n) && Admit(n)) {
       InitialEntry& x = initial_[n];
       x.type = TypeOfMode(static_cast<uint32_t>(e.args[1].i));
       x.mode = static_cast<uint32_t>(e.args[1].i) & 07777;
@@ -302,7 +316,7 @@ void InitialState::Observe(const trace::Event& e) {
       if (ok) {
         std::string n = path_arg(-1, 0);
         Exists(n, 'd');
-        p.cwd = n;
+        if (n.size() <= kMaxName) p.cwd = n;
       }
       break;
     case CallId::fchdir:

@@ -28,6 +28,15 @@ class InitialState {
   // Resolves unknown types (a name with children is a directory, else a file) and returns the
   // entries, keyed by normalised root-relative path; parents sort before their children.
   const std::map<std::string, InitialEntry>& Finish();
+  // The names the trace made this keep were more than kMaxNameBytesTotal (a hostile trace: each
+  // name keeps all its parents, so deep names cost the square of their length): Finish's
+  // entries are incomplete, and the prepare step must not go on.
+  bool overflowed() const { return overflowed_; }
+  // Names longer than this (normalised, root-relative) are left out, here and by the replay,
+  // which hands the kernel each name whole (from the root): no system call takes a longer one
+  // (PATH_MAX, 4096 with its NUL; ENAMETOOLONG).
+  static constexpr size_t kMaxName = 4095;
+  static constexpr size_t kMaxNameBytesTotal = size_t{1} << 30;
 
  private:
   struct Fd {
@@ -45,10 +54,15 @@ class InitialState {
   void Exists(const std::string& n, char type);
   void Absent(const std::string& n);
   void Created(const std::string& n, char type);
-  void Removed(const std::string& n) { now_[n] = Now::kAbsent; }
+  void Removed(const std::string& n);
   void AtLeast(const std::string& n, uint64_t size);
 
+  // Whether n may become a key (not too long, the budget not spent); counts it when it may.
+  bool Admit(const std::string& n);
+
   std::string cwd0_;
+  size_t name_bytes_ = 0;
+  bool overflowed_ = false;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<std::string, Now> now_;
   std::map<std::string, InitialEntry> initial_;

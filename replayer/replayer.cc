@@ -75,10 +75,14 @@ class Engine {
     if (root_ >= 0) ::close(root_);
   }
 
-  // openat2 inside the root: "..", absolute paths and symlinks cannot leave it.
+  // openat2 inside the root: "..", absolute paths and symlinks cannot leave it. Never waiting
+  // for a peer: a FIFO the trace made (mknod) and opens would block the replay for good (a
+  // hostile trace's way to hang it), so every open but O_PATH is non-blocking, which regular
+  // files and directories ignore; a FIFO opened for writing without a reader then fails (ENXIO)
+  // and its reads and writes do not wait.
   int OpenIn(const std::string& rel, int flags, mode_t mode) {
     struct open_how how {};
-    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
+    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NONBLOCK);
     how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode & 07777) : 0;
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
     long r = syscall(SYS_openat2, root_, rel.empty() ? "." : rel.c_str(), &how, sizeof(how));
@@ -185,11 +189,31 @@ class Engine {
     return p;
   }
   void Skip(const char* why) { r_->skipped[why]++; }
-  static char* Buffer(uint64_t n) {  // per replaying thread
+  // The most one read or write moves at a time: a larger count is carried out in pieces of
+  // this size (the trace's counts are not trusted: one of 1 GiB on a buffer of this size let
+  // the kernel write past it, and a write sent the replayer's own memory to a file).
+  static constexpr uint64_t kMaxIo = 64u << 20;
+  static char* Buffer(uint64_t n) {  // per replaying thread, at least min(n, kMaxIo) bytes
     thread_local std::vector<char> buf;
-    if (n > (64u << 20)) n = 64u << 20;
+    if (n > kMaxIo) n = kMaxIo;
     if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
     return buf.data();
+  }
+  // n bytes read or written in pieces of at most kMaxIo through io(buffer, piece, done so far),
+  // which returns what the system call did; stops at an error (returned when nothing was done
+  // yet), at end of file, or at a short piece, as one call of that count would.
+  template <class Io>
+  static long InPieces(uint64_t n, Io&& io) {
+    char* b = Buffer(n);
+    uint64_t done = 0;
+    do {
+      uint64_t piece = std::min(n - done, kMaxIo);
+      long r = io(b, piece, done);
+      if (r < 0) return done == 0 ? r : static_cast<long>(done);
+      done += static_cast<uint64_t>(r);
+      if (static_cast<uint64_t>(r) < piece) break;
+    } while (done < n);
+    return static_cast<long>(done);
   }
 
  public:
@@ -224,8 +248,15 @@ void Engine::Replay(const Event& e, int64_t* latency) {
   const trace::CallSpec& spec = e.spec();
   // Resolution of a path argument: base (cwd or a dirfd's path) + path, normalised.
   bool bad = false;
+  bool nul = false;  // a path with a NUL byte, which no system call can have been given
   auto path = [&](int dir_idx, int path_idx) -> std::string {
     std::string_view s = e.args[path_idx].null ? std::string_view() : e.args[path_idx].s;
+    // Refused: the kernel would have read the name up to the NUL, and so would the replayer's
+    // own calls ("..\0" passed for a name and reached the root's parent), unlike its checks.
+    if (s.find('\0') != std::string_view::npos) {
+      nul = true;
+      return {};
+    }
     std::string base = p.cwd;
     if (!s.empty() && s[0] == '/') {
       base.clear();
@@ -244,6 +275,14 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     return it == p.fds.end() ? nullptr : it->second.get();
   };
   auto check_path = [&](const std::string& n) {
+    if (nul) {
+      Skip("path with a NUL byte (refused)");
+      return false;
+    }
+    if (n.size() > InitialState::kMaxName) {
+      Skip("path longer than PATH_MAX from the root (ENAMETOOLONG)");
+      return false;
+    }
     if (bad) {
       Skip("unknown directory fd");
       return false;
@@ -316,7 +355,9 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       if (!check_path(n)) {
         if (e.ret >= 0 && !bad) {  // its fd's calls are skipped for the same reason
           auto l = std::make_shared<Live>();
-          l->skip = IsPseudo(n) ? "pseudo file system (/proc, /sys, /dev)" : "outside --only";
+          l->skip = nul              ? "path with a NUL byte (refused)"
+                    : IsPseudo(n) ? "pseudo file system (/proc, /sys, /dev)"
+                                  : "outside --only";
           l->path = n;
           p.fds[e.ret] = l;
         }
@@ -381,10 +422,11 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       uint64_t n = static_cast<uint64_t>(e.call == CallId::readv || e.call == CallId::writev
                                              ? e.args[1].i
                                              : e.args[2].i);
-      char* b = Buffer(n);
       begin();
       bool rd = e.call == CallId::read || e.call == CallId::readv;
-      end(Ret(rd ? ::read(l->fd, b, n) : ::write(l->fd, b, n)));
+      end(InPieces(n, [&](char* b, uint64_t piece, uint64_t) {
+        return Ret(rd ? ::read(l->fd, b, piece) : ::write(l->fd, b, piece));
+      }));
       break;
     }
     case CallId::pread64:
@@ -398,14 +440,17 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool vec = e.call != CallId::pread64 && e.call != CallId::pwrite64;
       uint64_t n = static_cast<uint64_t>(vec ? e.args[1].i : e.args[2].i);
       off_t off = static_cast<off_t>(e.args[3].i);
-      char* b = Buffer(n);
-      struct iovec iov = {b, n};
       int rwf = (e.call == CallId::preadv2 || e.call == CallId::pwritev2)
                     ? static_cast<int>(e.args[4].i)
                     : 0;
       begin();
       bool rd = e.call == CallId::pread64 || e.call == CallId::preadv || e.call == CallId::preadv2;
-      end(Ret(rd ? preadv2(l->fd, &iov, 1, off, rwf) : pwritev2(l->fd, &iov, 1, off, rwf)));
+      end(InPieces(n, [&](char* b, uint64_t piece, uint64_t done) {
+        struct iovec iov = {b, piece};
+        // (An offset of -1 with preadv2/pwritev2 means the file position: it stays -1.)
+        off_t at = off == -1 ? -1 : off + static_cast<off_t>(done);
+        return Ret(rd ? preadv2(l->fd, &iov, 1, at, rwf) : pwritev2(l->fd, &iov, 1, at, rwf));
+      }));
       break;
     }
     case CallId::lseek: {
@@ -451,7 +496,11 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         case CallId::fchown:
           res = ::fchown(fd, static_cast<uid_t>(a[1].i), static_cast<gid_t>(a[2].i));
           break;
-        case CallId::getdents64: res = syscall(SYS_getdents64, fd, Buffer(a[2].i), a[2].i); break;
+        case CallId::getdents64: {
+          uint64_t count = std::min(static_cast<uint64_t>(a[2].i), kMaxIo);
+          res = syscall(SYS_getdents64, fd, Buffer(count), count);
+          break;
+        }
         case CallId::fstatfs: {
           struct statfs sf;
           res = ::fstatfs(fd, &sf);
@@ -518,7 +567,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool at = e.call == CallId::readlinkat;
       std::string n = at ? path(0, 1) : path(-1, 0);
       if (!check_path(n)) return;
-      uint64_t cap = static_cast<uint64_t>(e.args[at ? 3 : 2].i);
+      uint64_t cap = std::min(static_cast<uint64_t>(e.args[at ? 3 : 2].i), kMaxIo);
       char* b = Buffer(cap ? cap : 1);
       with_parent(n, [&](int d, const char* leaf) { return Ret(::readlinkat(d, leaf, b, cap)); });
       break;
@@ -550,6 +599,10 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       std::string b = at ? path(2, 3) : path(-1, 1);
       if (!check_path(a) || !check_path(b)) return;
       unsigned flags = e.call == CallId::renameat2 ? static_cast<unsigned>(e.args[4].i) : 0;
+      // RENAME_WHITEOUT leaves a character device (0:0) where the source was, which mknod's
+      // refusal of device nodes must not let through.
+      if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE))
+        return Skip("rename with flags other than NOREPLACE and EXCHANGE (refused)");
       begin();
       std::string la, lb;
       int da = ParentIn(a, &la), db = ParentIn(b, &lb);
@@ -674,7 +727,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       std::string n = path(-1, 0);
       // The recorded process moved there, whether or not the call is replayed (outside --only,
       // a pseudo file system): its later relative paths start from there.
-      if (!bad && !e.failed()) p.cwd = n;
+      if (!bad && !nul && !e.failed() && n.size() <= InitialState::kMaxName) p.cwd = n;
       if (!check_path(n)) return;
       with_path_fd(n, O_DIRECTORY, [&](int) { return 0L; });
       break;
@@ -1084,8 +1137,12 @@ Result<Report> Run(const Options& o) {
     InitialState state(cwd);
     trace::MergedReader m(opened->get());
     Event e;
-    while (m.Next(&e)) state.Observe(e);
+    while (m.Next(&e) && !state.overflowed()) state.Observe(e);
     if (!m.status().ok()) return m.status();
+    if (state.overflowed())
+      return Status::Error("prepare: the trace names more than " +
+                           std::to_string(InitialState::kMaxNameBytesTotal >> 20) +
+                           " MiB of paths (a hostile trace?); replay it with --prepare none");
     engine.PrepareRoot(state.Finish());
     opened = trace::TraceReader::Open(o.trace);
     if (!opened.ok()) return opened.status();

@@ -620,6 +620,26 @@ int64_t SlotMin(const ThreadSlot& s) {
   }
 }
 
+// A spawn window (kSpawnWindowTid) that nobody took for this long is dropped by the next writer:
+// the child that would have taken it was not recorded, or its exec failed.
+constexpr int64_t kSpawnWindowNs = 1'000'000'000;
+// Frees spawn window `id` in slot s, unless it is gone already (taken by its child, closed by
+// its spawner, dropped by a writer). Whoever moves the tid to kClosingWindowTid frees it; the
+// window's id (raise_from) tells it from a later window in the same slot.
+constexpr uint32_t kClosingWindowTid = kSpawnWindowTid - 1;
+bool FreeSpawnWindow(ThreadSlot& s, int64_t id) {
+  if (s.raise_from.load(std::memory_order_acquire) != id) return false;
+  uint32_t tid = kSpawnWindowTid;
+  if (!s.tid.compare_exchange_strong(tid, kClosingWindowTid, std::memory_order_acq_rel))
+    return false;
+  if (s.raise_from.load(std::memory_order_acquire) != id) {  // another window since: not ours
+    s.tid.store(kSpawnWindowTid, std::memory_order_release);
+    return false;
+  }
+  FreeSlot(s, kClosingWindowTid);
+  return true;
+}
+
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
 int64_t Watermark() {
@@ -632,8 +652,12 @@ int64_t Watermark() {
   HeavyFence();
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
-    if (s.tid.load(std::memory_order_acquire) == 0) continue;
+    uint32_t holder = s.tid.load(std::memory_order_acquire);
+    if (holder == 0) continue;
     int64_t m = SlotMin(s);
+    if (holder == kSpawnWindowTid && m < now - kSpawnWindowNs &&
+        FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire)))
+      continue;
     if (m < now - kStuckNs) {
       // A process killed mid-call (SIGKILL) never clears its slots: free them once its lock
       // is gone. Its unwritten events are lost with it; no later event can come from it.
@@ -1280,6 +1304,37 @@ void UnmapThreadState(ThreadState* ts) {
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
 }
 
+// Takes a free shared slot for tid (a thread's, or kSpawnWindowTid), under pid and entry `proc`,
+// with in_call_since `since` and raise_from `from`; nullptr when none is free.
+ThreadSlot* TakeSlot(uint32_t tid, uint32_t pid, uint32_t proc, int64_t since, int64_t from) {
+  for (int pass = 0; pass < 2; ++pass) {
+    // None free: free those of processes that are gone (killed while idle, or ended without
+    // releasing them), then look again.
+    if (pass == 1) SweepGoneEntries();
+    for (uint32_t i = 0; i < g_shared->slots; ++i) {
+      if (g_shared->slot[i].tid.load(std::memory_order_relaxed) != 0) continue;
+      // Scans see it once it is taken: the mark first (slots_used).
+      uint32_t used = g_shared->slots_used.load(std::memory_order_seq_cst);
+      while (used < i + 1 &&
+             !g_shared->slots_used.compare_exchange_weak(used, i + 1, std::memory_order_seq_cst)) {
+      }
+      uint32_t expect = 0;
+      if (!g_shared->slot[i].tid.compare_exchange_strong(expect, tid)) continue;
+      ThreadSlot* s = &g_shared->slot[i];
+      s->pid.store(pid, std::memory_order_seq_cst);
+      s->proc.store(proc, std::memory_order_seq_cst);
+      s->unflushed_min.store(kNever, std::memory_order_relaxed);
+      s->raise_from.store(from, std::memory_order_relaxed);
+      uint32_t q = s->raise_seq.load(std::memory_order_relaxed);
+      if (q & 1) s->raise_seq.store(q + 1, std::memory_order_relaxed);
+      s->in_call_since.store(
+          since, since == kNever ? std::memory_order_release : std::memory_order_seq_cst);
+      return s;
+    }
+  }
+  return nullptr;
+}
+
 // Gives ts its identity (pid, tid: the calling task's), a stream and a shared slot for the
 // watermark under entry `proc`. No slot: ts->slot stays null.
 void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
@@ -1288,30 +1343,7 @@ void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
   ts->last_start = NowNs();
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
-  for (int pass = 0; pass < 2 && ts->slot == nullptr; ++pass) {
-    // None free: free those of processes that are gone (killed while idle, or ended without
-    // releasing them), then look again.
-    if (pass == 1) SweepGoneEntries();
-    for (uint32_t i = 0; i < g_shared->slots && ts->slot == nullptr; ++i) {
-      if (g_shared->slot[i].tid.load(std::memory_order_relaxed) != 0) continue;
-      // Scans see it once it is taken: the mark first (slots_used).
-      uint32_t used = g_shared->slots_used.load(std::memory_order_seq_cst);
-      while (used < i + 1 &&
-             !g_shared->slots_used.compare_exchange_weak(used, i + 1, std::memory_order_seq_cst)) {
-      }
-      uint32_t expect = 0;
-      if (g_shared->slot[i].tid.compare_exchange_strong(expect, ts->tid)) {
-        ts->slot = &g_shared->slot[i];
-        ts->slot->pid.store(ts->pid, std::memory_order_seq_cst);
-        ts->slot->proc.store(proc, std::memory_order_seq_cst);
-        ts->slot->unflushed_min.store(kNever, std::memory_order_relaxed);
-        ts->slot->raise_from.store(kNever, std::memory_order_relaxed);
-        uint32_t q = ts->slot->raise_seq.load(std::memory_order_relaxed);
-        if (q & 1) ts->slot->raise_seq.store(q + 1, std::memory_order_relaxed);
-        ts->slot->in_call_since.store(kNever, std::memory_order_release);
-      }
-    }
-  }
+  ts->slot = TakeSlot(ts->tid, ts->pid, proc, kNever, kNever);
 }
 
 // Hands ts to the writer; false when the registry is full.
@@ -2009,35 +2041,99 @@ void DropAuditLog() {
   g_shared->escapes.fetch_add(1, std::memory_order_relaxed);
 }
 
-void RecordExecFromEnv() {
+// The image's exec, then what the loader did before this library started (the audit log), in
+// a call begun at the exec's start whose slot now holds the watermarks there.
+void RecordExecAndLog(Call* c, int64_t start) {
+  const char* path = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  long k[6] = {reinterpret_cast<long>(path), 0, 0, 0, 0, 0};
+  if (g_audit == nullptr) {
+    EndCall(c, CallId::execve, k, 0);
+    return;
+  }
+  EndCallWith(c, [&](ThreadState* ts) {
+    AddCall(ts, CallId::execve, k, 0, start, AuditTime(*g_audit, g_audit->armed_tsc));
+    AddAuditCalls(ts);
+  });
+}
+
+// False when no exec was announced to this image (kEnvExecStart).
+bool RecordExecFromEnv() {
   const char* s = getenv(kEnvExecStart);
-  if (s == nullptr) return;
+  if (s == nullptr) return false;
   int64_t start = ParseLong(s, 0);
   Unsetenv(kEnvExecStart);
-  const char* path = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
   NoteExec("exec-ok", nullptr);
-  long k[6] = {reinterpret_cast<long>(path), 0, 0, 0, 0, 0};
   Call c;
-  if (!BeginCall(&c)) return;
+  if (!BeginCall(&c)) return true;
   c.start = start;
   t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
   // The old image's slots (same pid) held the exec's start until now: free them.
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
+    uint32_t holder = old.tid.load(std::memory_order_acquire);
     if (&old != t_hot.state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        (proc == 0 || proc == g_entry) && old.tid.load(std::memory_order_acquire) != 0)
-      FreeSlot(old);
+        (proc == 0 || proc == g_entry) && holder != 0 && holder != kSpawnWindowTid)
+      FreeSlot(old);  // (a spawn window of the old image's stays for its child)
   }
-  if (g_audit == nullptr) {
-    EndCall(&c, CallId::execve, k, 0);
-    return;
+  RecordExecAndLog(&c, start);
+  return true;
+}
+
+// An image no exec announced may be a child glibc spawned from inside libc for system(),
+// popen() or wordexp(), whose wrapper opened a window in its parent's name (OpenSpawnWindow).
+// Of its parent's open windows it takes the one opened last before the audit module armed
+// (its exec came after that window opened; a later one may belong to a sibling spawned since),
+// holds the watermarks at the window's start in its own slot, checks that the window held them
+// until then (still there, same id), frees it, and records its exec (from the window's start:
+// its own start is not known) and the loader's calls as an announced exec's image does.
+// False when there is no such window (the log is dropped, as before, by DropAuditLog).
+bool AdoptSpawnWindow() {
+  auto ppid = static_cast<uint32_t>(RawSyscall6(SYS_getppid));
+  int64_t limit = g_audit != nullptr ? AuditTime(*g_audit, g_audit->armed_tsc) : NowNs();
+  // The latest window of the parent's that opened by `limit`.
+  auto find = [&](int64_t* start, int64_t* id) -> ThreadSlot* {
+    ThreadSlot* best = nullptr;
+    for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
+      ThreadSlot& w = g_shared->slot[i];
+      if (w.tid.load(std::memory_order_acquire) != kSpawnWindowTid ||
+          w.pid.load(std::memory_order_acquire) != ppid)
+        continue;
+      int64_t t = w.in_call_since.load(std::memory_order_acquire);  // stored last (TakeSlot)
+      int64_t wid = w.raise_from.load(std::memory_order_acquire);
+      if (t != kNever && t <= limit && (best == nullptr || t > *start)) {
+        best = &w;
+        *start = t;
+        *id = wid;
+      }
+    }
+    return best;
+  };
+  int64_t start = 0, id = 0;
+  if (find(&start, &id) == nullptr) return false;
+  Call c;
+  if (!BeginCall(&c)) return false;
+  // A sibling may take the same window meanwhile (one spawned earlier whose loader ran later):
+  // then this image's own is still there for it. A few tries.
+  for (int tries = 0; tries < 8; ++tries) {
+    ThreadSlot* w = find(&start, &id);
+    if (w == nullptr) break;
+    c.start = start;
+    t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Still there after this slot took over: no writer moved past its start. (Gone, a writer
+    // that freed it before the store above may have.)
+    if (w->tid.load(std::memory_order_seq_cst) != kSpawnWindowTid ||
+        w->raise_from.load(std::memory_order_seq_cst) != id ||
+        w->in_call_since.load(std::memory_order_seq_cst) != start)
+      continue;
+    FreeSpawnWindow(*w, id);  // or a sibling that took the same one frees it
+    NoteExec("exec-ok", nullptr);
+    RecordExecAndLog(&c, start);
+    return true;
   }
-  // The exec, then what the loader did before this library started: all under the exec's start.
-  EndCallWith(&c, [&](ThreadState* ts) {
-    AddCall(ts, CallId::execve, k, 0, start, AuditTime(*g_audit, g_audit->armed_tsc));
-    AddAuditCalls(ts);
-  });
+  EndCallWith(&c, [](ThreadState*) {});  // no event: the log is dropped (DropAuditLog)
+  return false;
 }
 
 // A free process entry for pid, with its liveness lock taken through an open file description
@@ -2224,7 +2320,7 @@ __attribute__((constructor(102))) void Init() {
     }
     RemoveFirstFromList("GLIBC_TUNABLES", kAuditTunable);
   }
-  RecordExecFromEnv();
+  if (!RecordExecFromEnv()) AdoptSpawnWindow();
   DropAuditLog();
   // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
   const char* dispatch = getenv("IORR_DISPATCH");
@@ -2881,9 +2977,11 @@ void ReleaseProcessSlots() {
   if (g_released.exchange(true)) return;
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
-    // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back.
+    // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back. A spawn
+    // window stays for its child (a popen child may start after its parent is gone).
     uint32_t mine = g_pid;
-    if (OwnSlot(s) && s.tid.load(std::memory_order_acquire) &&
+    uint32_t holder = s.tid.load(std::memory_order_acquire);
+    if (OwnSlot(s) && holder != 0 && holder != kSpawnWindowTid &&
         s.pid.compare_exchange_strong(mine, 0))
       FreeSlot(s);
   }
@@ -2956,6 +3054,21 @@ void SpawnFromLibcEnd(char selector) {
   // Not where the thread stopped being armed meanwhile (a handler's PTRACE_TRACEME during the
   // call: a tracee's selector stays at ALLOW for good), as BlockSyscalls.
   if (selector != 0 && t_hot.armed && !Foreign()) t_hot.selector = selector;
+}
+
+void OpenSpawnWindow() {
+  // Not for a child the recording does not reach (its environment lacks the library: noted by
+  // SpawnFromLibcBegin or at the clone), nor from a vfork child or a foreign task (the pid and
+  // entry would be another process's).
+  if (!g_on || g_shared == nullptr || Foreign() || t_hot.vm_child || !EnvHasLibrary(environ) ||
+      g_released.load(std::memory_order_relaxed))
+    return;
+  static std::atomic<uint32_t> windows{0};
+  auto id = static_cast<int64_t>((static_cast<uint64_t>(g_pid) << 32) |
+                                 windows.fetch_add(1, std::memory_order_relaxed));
+  // A writer that misses this store has read its clock before the store, and the child's
+  // events (after its exec, after this) come later still: the time need not be fenced.
+  TakeSlot(kSpawnWindowTid, g_pid, g_entry, NowNs(), id);
 }
 
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,

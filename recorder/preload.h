@@ -374,6 +374,12 @@ void NoteUnarmedSpawn();
 // puts it back when it was BLOCK.
 char SpawnFromLibcBegin();
 void SpawnFromLibcEnd(char selector);
+// The exec window of such a spawn (see kSpawnWindowTid in protocol.h), opened before the call
+// where the child will load the library, so that its image can record its exec and the
+// loader's calls (the audit module's log) in place. Not closed when the call returns: a child
+// may take a sibling's window (one opened later, by another thread, before its loader ran),
+// and its own is then the sibling's to take; a window nobody takes goes after a second.
+void OpenSpawnWindow();
 void NoteExecFailed();
 
 // Flushes every thread's pending events of this process to the trace (before exec and exit).

@@ -66,6 +66,15 @@ struct ThreadSlot {
   std::atomic<int64_t> raise_from;     // unflushed_min before the raise under way
 };
 
+// A slot whose tid is kSpawnWindowTid (no kernel tid: pid_max is at most 2^22) is no thread's:
+// it holds the watermark at in_call_since for a child that glibc spawns from inside libc
+// (system, popen, wordexp), whose exec no wrapper sees and so no environment announces (see
+// kEnvExecStart). pid and proc are the spawning process's, raise_from the window's id (its
+// raise_seq stays even). The child's image finds the window by its parent's pid, holds the
+// watermark there itself, and frees it; any writer frees one older than a second (a child that
+// was not recorded, or whose exec failed).
+inline constexpr uint32_t kSpawnWindowTid = 0xfffffffeu;
+
 // Process entries: a recorded process holds an open-file-description lock (F_OFD_SETLK) on
 // byte ENTRY of the shared state's memfd, through an fd of its own that survives exec and
 // closes only when the process ends. A lock that is gone means the process is gone, however it

@@ -1268,6 +1268,8 @@ struct SpawnFromLibc {
 }  // namespace
 IORR_EXPORT int system(const char* command) {
   SpawnFromLibc spawn;
+  // (A NULL command asks whether there is a shell: glibc runs one, "exit 0", as for any other.)
+  iorr::recorder::OpenSpawnWindow();
   return REAL(system)(command);
 }
 namespace {
@@ -1290,6 +1292,7 @@ bool PopenSpawns(const char* type) {
 IORR_EXPORT FILE* popen(const char* command, const char* type) {
   if (!PopenSpawns(type)) return REAL(popen)(command, type);
   SpawnFromLibc spawn;
+  iorr::recorder::OpenSpawnWindow();
   return REAL(popen)(command, type);
 }
 
@@ -1374,6 +1377,7 @@ bool WordexpSpawns(const char* words, int flags) {
 IORR_EXPORT int wordexp(const char* words, wordexp_t* we, int flags) {
   if (!WordexpSpawns(words, flags)) return REAL(wordexp)(words, we, flags);
   SpawnFromLibc spawn;
+  iorr::recorder::OpenSpawnWindow();
   return REAL(wordexp)(words, we, flags);
 }
 

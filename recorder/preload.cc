@@ -474,8 +474,6 @@ void WriteNote(const char* text) {
   WriteAll(buf, n);
 }
 
-// Every event not yet in the file starts at or after this: the clock is read first (and fenced),
-// then every thread's slot (see BeginCall for why that order is enough).
 // A slot of this process: by its entry where it has one (pids alone collide across PID
 // namespaces: every namespace has its pid 1), else by pid.
 bool OwnSlot(const ThreadSlot& s) {
@@ -536,6 +534,38 @@ void FreeSlot(ThreadSlot& s, uint32_t tid = 0) {
     s.tid.compare_exchange_strong(tid, 0, std::memory_order_release);
 }
 
+// A spawn window (kSpawnWindowTid) that nobody took for this long is dropped by the next writer:
+// the child that would have taken it was not recorded, or its exec failed.
+constexpr int64_t kSpawnWindowNs = 1'000'000'000;
+// A slot being freed or taken over (a spawn window, an old image's slot): whoever moved its tid
+// here, by CAS from what it was, owns it until it stores the next tid (0, or a thread's). Loops
+// that free slots without a CAS leave such slots (and windows) alone.
+constexpr uint32_t kClosingWindowTid = kSpawnWindowTid - 1;
+// A spawn window being opened: it holds the watermarks already, at a bound, until its opener
+// stores the start and makes it a window (kSpawnWindowTid) that children look for.
+constexpr uint32_t kOpeningWindowTid = kSpawnWindowTid - 2;
+bool SpecialTid(uint32_t tid) { return tid >= kOpeningWindowTid; }
+// Claims spawn window `id` in slot s (tid kClosingWindowTid, fields untouched: its
+// in_call_since still holds the watermarks): false when it is gone (taken by a child, dropped
+// by a writer, its spawner gone) or the slot holds another window since.
+bool ClaimSpawnWindow(ThreadSlot& s, int64_t id) {
+  if (s.raise_from.load(std::memory_order_acquire) != id) return false;
+  uint32_t tid = kSpawnWindowTid;
+  if (!s.tid.compare_exchange_strong(tid, kClosingWindowTid, std::memory_order_acq_rel))
+    return false;
+  if (s.raise_from.load(std::memory_order_acquire) != id) {  // another window since: not ours
+    tid = kClosingWindowTid;
+    s.tid.compare_exchange_strong(tid, kSpawnWindowTid, std::memory_order_acq_rel);
+    return false;
+  }
+  return true;
+}
+bool FreeSpawnWindow(ThreadSlot& s, int64_t id) {
+  if (!ClaimSpawnWindow(s, id)) return false;
+  FreeSlot(s, kClosingWindowTid);
+  return true;
+}
+
 // One F_OFD_* lock call (cmd, type) on byte e of the shared memfd through fd: process entry
 // e's liveness lock. *type_out: the type F_OFD_GETLK found.
 long EntryLock(long fd, int cmd, short type, uint32_t e, short* type_out = nullptr) {
@@ -571,9 +601,14 @@ void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
   int freed = 0;
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
+    uint32_t tid = s.tid.load(std::memory_order_acquire);
     if (s.proc.load(std::memory_order_acquire) != e + 1 ||
-        s.pid.load(std::memory_order_relaxed) != pid || s.tid.load(std::memory_order_acquire) == 0)
+        s.pid.load(std::memory_order_relaxed) != pid || tid == 0 || tid == kClosingWindowTid)
+      continue;                    // (one being opened goes below: its opener is gone)
+    if (tid == kSpawnWindowTid) {  // (its child, if it comes, finds none: it drops its log)
+      FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire));
       continue;
+    }
     FreeSlot(s);
     ++freed;
   }
@@ -620,26 +655,6 @@ int64_t SlotMin(const ThreadSlot& s) {
   }
 }
 
-// A spawn window (kSpawnWindowTid) that nobody took for this long is dropped by the next writer:
-// the child that would have taken it was not recorded, or its exec failed.
-constexpr int64_t kSpawnWindowNs = 1'000'000'000;
-// Frees spawn window `id` in slot s, unless it is gone already (taken by its child, closed by
-// its spawner, dropped by a writer). Whoever moves the tid to kClosingWindowTid frees it; the
-// window's id (raise_from) tells it from a later window in the same slot.
-constexpr uint32_t kClosingWindowTid = kSpawnWindowTid - 1;
-bool FreeSpawnWindow(ThreadSlot& s, int64_t id) {
-  if (s.raise_from.load(std::memory_order_acquire) != id) return false;
-  uint32_t tid = kSpawnWindowTid;
-  if (!s.tid.compare_exchange_strong(tid, kClosingWindowTid, std::memory_order_acq_rel))
-    return false;
-  if (s.raise_from.load(std::memory_order_acquire) != id) {  // another window since: not ours
-    s.tid.store(kSpawnWindowTid, std::memory_order_release);
-    return false;
-  }
-  FreeSlot(s, kClosingWindowTid);
-  return true;
-}
-
 // Every event not yet in the file starts at or after this: the clock is read first (and fenced),
 // then every thread's slot (see BeginCall for why that order is enough).
 int64_t Watermark() {
@@ -654,9 +669,10 @@ int64_t Watermark() {
     ThreadSlot& s = g_shared->slot[i];
     uint32_t holder = s.tid.load(std::memory_order_acquire);
     if (holder == 0) continue;
+    // (The window's id before its start: a start read after would be a later window's.)
+    int64_t window = holder == kSpawnWindowTid ? s.raise_from.load(std::memory_order_acquire) : 0;
     int64_t m = SlotMin(s);
-    if (holder == kSpawnWindowTid && m < now - kSpawnWindowNs &&
-        FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire)))
+    if (holder == kSpawnWindowTid && m < now - kSpawnWindowNs && FreeSpawnWindow(s, window))
       continue;
     if (m < now - kStuckNs) {
       // A process killed mid-call (SIGKILL) never clears its slots: free them once its lock
@@ -673,7 +689,8 @@ int64_t Watermark() {
         // took this slot as the release went by). Stuck for a second past that, it is gone.
         if (owner != pid && m < now - kOrphanNs) {
           uint32_t tid = s.tid.load(std::memory_order_acquire);
-          if (tid != 0 && s.pid.load(std::memory_order_relaxed) == pid &&
+          if (tid != 0 && (!SpecialTid(tid) || tid == kOpeningWindowTid) &&
+              s.pid.load(std::memory_order_relaxed) == pid &&
               s.proc.load(std::memory_order_relaxed) == proc) {
             FreeSlot(s, tid);
             continue;
@@ -1337,13 +1354,26 @@ ThreadSlot* TakeSlot(uint32_t tid, uint32_t pid, uint32_t proc, int64_t since, i
 
 // Gives ts its identity (pid, tid: the calling task's), a stream and a shared slot for the
 // watermark under entry `proc`. No slot: ts->slot stays null.
-void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc) {
+void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc, ThreadSlot* held = nullptr) {
   ts->pid = pid;
   ts->tid = static_cast<uint32_t>(Gettid());
   ts->last_start = NowNs();
   ts->stream = g_shared->next_stream.fetch_add(1, std::memory_order_relaxed);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
-  ts->slot = TakeSlot(ts->tid, ts->pid, proc, kNever, kNever);
+  if (held == nullptr) {
+    ts->slot = TakeSlot(ts->tid, ts->pid, proc, kNever, kNever);
+    return;
+  }
+  // A slot claimed for this thread (kClosingWindowTid) whose in_call_since holds the watermarks
+  // at a start it takes over (BeginCallHolding): made this thread's without that value moving.
+  held->pid.store(pid, std::memory_order_seq_cst);
+  held->proc.store(proc, std::memory_order_seq_cst);
+  held->unflushed_min.store(kNever, std::memory_order_relaxed);
+  held->raise_from.store(kNever, std::memory_order_relaxed);
+  uint32_t q = held->raise_seq.load(std::memory_order_relaxed);
+  if (q & 1) held->raise_seq.store(q + 1, std::memory_order_relaxed);
+  held->tid.store(ts->tid, std::memory_order_release);
+  ts->slot = held;
 }
 
 // Hands ts to the writer; false when the registry is full.
@@ -1362,10 +1392,11 @@ bool RegisterThread(ThreadState* ts) {
   return false;
 }
 
-IORR_COLD ThreadState* NewThreadState() {
+// held: see StartThreadState; when no state comes of it, the caller frees it.
+IORR_COLD ThreadState* NewThreadState(ThreadSlot* held = nullptr) {
   ThreadState* ts = AllocThreadState();
   if (!ts) return nullptr;
-  StartThreadState(ts, g_pid, g_entry);
+  StartThreadState(ts, g_pid, g_entry, held);
   // The process began to release its slots (exit) since this thread's call began: give this
   // one back. Either this load sees the release, or the release's scan (after its exchange)
   // sees this slot's pid and entry; a slot taken in between would otherwise stay, unflushed
@@ -2056,6 +2087,37 @@ void RecordExecAndLog(Call* c, int64_t start) {
   });
 }
 
+// A call of this thread's begun at `start` in `held`, a slot claimed for it (kClosingWindowTid)
+// whose in_call_since holds the watermarks at `start` and goes on holding them as the thread's
+// own (its first: no state yet). Taking over the slot that holds the watermarks, rather than
+// holding them in a slot of its own and then freeing the other, leaves no moment in which a
+// writer's scan, which reads the slots one after the other, could miss both (review). False
+// (held freed) when the thread cannot record.
+bool BeginCallHolding(Call* c, ThreadSlot* held, int64_t start) {
+  if (!g_on || t_hot.done || Foreign() || t_hot.depth != 0 || t_hot.state != nullptr ||
+      g_released.load(std::memory_order_relaxed)) {
+    FreeSlot(*held, kClosingWindowTid);
+    return false;
+  }
+  t_hot.depth = 1;
+  ThreadState* ts = t_hot.state = NewThreadState(held);
+  t_hot.depth = 0;
+  if (ts == nullptr) {
+    // No state: the slot was not taken (no memory), or was given back (FreeSlot, tid store).
+    uint32_t tid = kClosingWindowTid;
+    if (held->tid.load(std::memory_order_acquire) == tid) FreeSlot(*held, tid);
+    return false;
+  }
+  t_hot.depth = 1;
+  t_hot.call_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  AllowSyscalls();
+  c->on = true;
+  c->start = start;
+  ts->last_start = start;
+  ts->slot->in_call_since.store(start, std::memory_order_seq_cst);  // (it holds that already)
+  return true;
+}
+
 // False when no exec was announced to this image (kEnvExecStart).
 bool RecordExecFromEnv() {
   const char* s = getenv(kEnvExecStart);
@@ -2063,18 +2125,34 @@ bool RecordExecFromEnv() {
   int64_t start = ParseLong(s, 0);
   Unsetenv(kEnvExecStart);
   NoteExec("exec-ok", nullptr);
+  // The old image's slots (same pid): the exec's thread's holds the exec's start (its call is
+  // in progress); this thread takes it over, and the others go.
+  ThreadSlot* held = nullptr;
+  for (uint32_t i = 0, used = SlotsInUse(); i < used && held == nullptr; ++i) {
+    ThreadSlot& old = g_shared->slot[i];
+    uint32_t proc = old.proc.load(std::memory_order_relaxed);
+    uint32_t tid = old.tid.load(std::memory_order_acquire);
+    if (tid != 0 && !SpecialTid(tid) && old.pid.load(std::memory_order_relaxed) == g_pid &&
+        (proc == 0 || proc == g_entry) &&
+        old.in_call_since.load(std::memory_order_acquire) == start &&
+        old.tid.compare_exchange_strong(tid, kClosingWindowTid, std::memory_order_acq_rel))
+      held = &old;
+  }
   Call c;
-  if (!BeginCall(&c)) return true;
-  c.start = start;
-  t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
-  // The old image's slots (same pid) held the exec's start until now: free them.
+  bool on = held != nullptr ? BeginCallHolding(&c, held, start) : BeginCall(&c);
+  if (!on) return true;
+  if (held == nullptr) {  // (the exec's call was not recorded: nothing holds its start)
+    c.start = start;
+    t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
+  }
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
-    uint32_t holder = old.tid.load(std::memory_order_acquire);
+    uint32_t tid = old.tid.load(std::memory_order_acquire);
+    // (The old image's spawn windows stay for their children, which find them by this pid.)
     if (&old != t_hot.state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        (proc == 0 || proc == g_entry) && holder != 0 && holder != kSpawnWindowTid)
-      FreeSlot(old);  // (a spawn window of the old image's stays for its child)
+        (proc == 0 || proc == g_entry) && tid != 0 && !SpecialTid(tid))
+      FreeSlot(old);
   }
   RecordExecAndLog(&c, start);
   return true;
@@ -2084,55 +2162,45 @@ bool RecordExecFromEnv() {
 // popen() or wordexp(), whose wrapper opened a window in its parent's name (OpenSpawnWindow).
 // Of its parent's open windows it takes the one opened last before the audit module armed
 // (its exec came after that window opened; a later one may belong to a sibling spawned since),
-// holds the watermarks at the window's start in its own slot, checks that the window held them
-// until then (still there, same id), frees it, and records its exec (from the window's start:
-// its own start is not known) and the loader's calls as an announced exec's image does.
-// False when there is no such window (the log is dropped, as before, by DropAuditLog).
+// claims it, takes the slot over as its own (BeginCallHolding), and records its exec (from the
+// window's start: its own start is not known) and the loader's calls as an announced exec's
+// image does. False when there is no such window (the log is dropped, as before, by
+// DropAuditLog).
 bool AdoptSpawnWindow() {
   auto ppid = static_cast<uint32_t>(RawSyscall6(SYS_getppid));
   int64_t limit = g_audit != nullptr ? AuditTime(*g_audit, g_audit->armed_tsc) : NowNs();
-  // The latest window of the parent's that opened by `limit`.
-  auto find = [&](int64_t* start, int64_t* id) -> ThreadSlot* {
+  // A sibling may take the window this one picked meanwhile (one spawned earlier whose loader
+  // ran later): then this image's own is still there for it. A few tries.
+  for (int tries = 0; tries < 8; ++tries) {
     ThreadSlot* best = nullptr;
+    int64_t start = 0, id = 0;
     for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
       ThreadSlot& w = g_shared->slot[i];
       if (w.tid.load(std::memory_order_acquire) != kSpawnWindowTid ||
           w.pid.load(std::memory_order_acquire) != ppid)
         continue;
-      int64_t t = w.in_call_since.load(std::memory_order_acquire);  // stored last (TakeSlot)
       int64_t wid = w.raise_from.load(std::memory_order_acquire);
-      if (t != kNever && t <= limit && (best == nullptr || t > *start)) {
+      int64_t t = w.in_call_since.load(std::memory_order_acquire);
+      if (t != kNever && t <= limit && (best == nullptr || t > start)) {
         best = &w;
-        *start = t;
-        *id = wid;
+        start = t;
+        id = wid;
       }
     }
-    return best;
-  };
-  int64_t start = 0, id = 0;
-  if (find(&start, &id) == nullptr) return false;
-  Call c;
-  if (!BeginCall(&c)) return false;
-  // A sibling may take the same window meanwhile (one spawned earlier whose loader ran later):
-  // then this image's own is still there for it. A few tries.
-  for (int tries = 0; tries < 8; ++tries) {
-    ThreadSlot* w = find(&start, &id);
-    if (w == nullptr) break;
-    c.start = start;
-    t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Still there after this slot took over: no writer moved past its start. (Gone, a writer
-    // that freed it before the store above may have.)
-    if (w->tid.load(std::memory_order_seq_cst) != kSpawnWindowTid ||
-        w->raise_from.load(std::memory_order_seq_cst) != id ||
-        w->in_call_since.load(std::memory_order_seq_cst) != start)
+    if (best == nullptr) return false;
+    // Claimed, and still the window read (same id; its start does not move once it is open).
+    if (!ClaimSpawnWindow(*best, id)) continue;
+    if (best->in_call_since.load(std::memory_order_acquire) != start) {
+      uint32_t mine = kClosingWindowTid;  // not the one read after all: put it back
+      best->tid.compare_exchange_strong(mine, kSpawnWindowTid, std::memory_order_acq_rel);
       continue;
-    FreeSpawnWindow(*w, id);  // or a sibling that took the same one frees it
+    }
+    Call c;
+    if (!BeginCallHolding(&c, best, start)) return false;
     NoteExec("exec-ok", nullptr);
     RecordExecAndLog(&c, start);
     return true;
   }
-  EndCallWith(&c, [](ThreadState*) {});  // no event: the log is dropped (DropAuditLog)
   return false;
 }
 
@@ -2977,12 +3045,18 @@ void ReleaseProcessSlots() {
   if (g_released.exchange(true)) return;
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
-    // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back. A spawn
-    // window stays for its child (a popen child may start after its parent is gone).
+    // Freed by whoever wins the pid's CAS: this scan, or a thread giving its slot back. This
+    // process's spawn windows go too: a popen child not yet started would find it by its
+    // parent's pid, which it no longer has once its parent is gone (it drops its log).
     uint32_t mine = g_pid;
     uint32_t holder = s.tid.load(std::memory_order_acquire);
-    if (OwnSlot(s) && holder != 0 && holder != kSpawnWindowTid &&
-        s.pid.compare_exchange_strong(mine, 0))
+    // (A window a thread is opening, or one being freed, is its opener's or its freer's: a
+    // window left goes after a second, an opening one once this process is found gone.)
+    if (!OwnSlot(s) || holder == 0 || holder == kClosingWindowTid || holder == kOpeningWindowTid)
+      continue;
+    if (holder == kSpawnWindowTid)
+      FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire));
+    else if (s.pid.compare_exchange_strong(mine, 0))
       FreeSlot(s);
   }
   if (g_entry != 0) {  // then the entry (freed before the lock goes, so no finder takes it)
@@ -3063,12 +3137,22 @@ void OpenSpawnWindow() {
   if (!g_on || g_shared == nullptr || Foreign() || t_hot.vm_child || !EnvHasLibrary(environ) ||
       g_released.load(std::memory_order_relaxed))
     return;
-  static std::atomic<uint32_t> windows{0};
-  auto id = static_cast<int64_t>((static_cast<uint64_t>(g_pid) << 32) |
-                                 windows.fetch_add(1, std::memory_order_relaxed));
-  // A writer that misses this store has read its clock before the store, and the child's
-  // events (after its exec, after this) come later still: the time need not be fenced.
-  TakeSlot(kSpawnWindowTid, g_pid, g_entry, NowNs(), id);
+  // The id tells this window from a later one in the same slot, of any process, image or
+  // thread: the time stamp counter (never 0 or kNever here).
+  auto id = static_cast<int64_t>((__builtin_ia32_rdtsc() >> 1) | 1);
+  // As BeginCall announces a call: the slot first holds a bound known to be earlier (this
+  // thread's last call's start; the trace's start before any), then the clock is read, then
+  // the start goes in. A writer that misses the first store read its clock before it, so before
+  // the start read after it (review: a start read first could fall behind a watermark stamped
+  // while this thread was preempted before storing it).
+  // Children see it only then (kOpeningWindowTid until then): none takes it with its bound.
+  ThreadState* ts = t_hot.state;
+  ThreadSlot* w =
+      TakeSlot(kOpeningWindowTid, g_pid, g_entry, ts != nullptr ? ts->last_start : 0, id);
+  if (w == nullptr) return;
+  LightFence();
+  w->in_call_since.store(NowNs(), std::memory_order_release);
+  w->tid.store(kSpawnWindowTid, std::memory_order_release);
 }
 
 bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, char* buf,

@@ -70,9 +70,11 @@ struct ThreadSlot {
 // it holds the watermark at in_call_since for a child that glibc spawns from inside libc
 // (system, popen, wordexp), whose exec no wrapper sees and so no environment announces (see
 // kEnvExecStart). pid and proc are the spawning process's, raise_from the window's id (its
-// raise_seq stays even). The child's image finds the window by its parent's pid, holds the
-// watermark there itself, and frees it; any writer frees one older than a second (a child that
-// was not recorded, or whose exec failed).
+// raise_seq stays even). The child's image finds the window by its parent's pid and takes the
+// slot over as its own thread's, its in_call_since unmoved; any writer frees one older than a
+// second (a child that was not recorded, or whose exec failed), the spawner its own at exit.
+// The two tids below it are a window being opened and a slot being freed or taken over
+// (preload.cc).
 inline constexpr uint32_t kSpawnWindowTid = 0xfffffffeu;
 
 // Process entries: a recorded process holds an open-file-description lock (F_OFD_SETLK) on

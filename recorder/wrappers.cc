@@ -30,6 +30,7 @@
 #include <utime.h>
 #include <wordexp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -1363,21 +1364,26 @@ IORR_EXPORT int initgroups(const char* user, gid_t group) {
 }
 
 namespace {
-// Whether wordexp may run a command substitution: $(...) (not $((...)), arithmetic) or `...`.
-// Quoting is not looked at: at worst an escape note for a spawn that did not happen, in a
-// program whose environment lacks the library.
-bool WordexpSpawns(const char* words, int flags) {
-  if (words == nullptr || (flags & WRDE_NOCMD)) return false;
-  for (const char* p = words; *p; ++p)
-    if (*p == '`' || (p[0] == '$' && p[1] == '(' && p[2] != '(')) return true;
-  return false;
+// How many command substitutions wordexp may run, $(...) (not $((...)), arithmetic) or `...`:
+// one shell each (at most 16 counted). Quoting is not looked at: at worst an escape note for a
+// spawn that did not happen, in a program whose environment lacks the library, or a window
+// nobody takes (it goes after a second).
+int WordexpSpawns(const char* words, int flags) {
+  if (words == nullptr || (flags & WRDE_NOCMD)) return 0;
+  int subs = 0, quotes = 0;
+  for (const char* p = words; *p; ++p) {
+    if (*p == '`') ++quotes;
+    if (p[0] == '$' && p[1] == '(' && p[2] != '(') ++subs;
+  }
+  return std::min(16, subs + (quotes + 1) / 2);
 }
 }  // namespace
 // wordexp() runs a command substitution through glibc's spawn of a shell, as system() does.
 IORR_EXPORT int wordexp(const char* words, wordexp_t* we, int flags) {
-  if (!WordexpSpawns(words, flags)) return REAL(wordexp)(words, we, flags);
+  int shells = WordexpSpawns(words, flags);
+  if (shells == 0) return REAL(wordexp)(words, we, flags);
   SpawnFromLibc spawn;
-  iorr::recorder::OpenSpawnWindow();
+  for (int i = 0; i < shells; ++i) iorr::recorder::OpenSpawnWindow();  // one shell each
   return REAL(wordexp)(words, we, flags);
 }
 

@@ -81,6 +81,33 @@ bool Under(const std::string& path, const std::string& prefix) {
          (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
+// Values no recorded call can have, which a hostile trace can: the model leaves such events out
+// (counted under not_modelled), since times near the int64 range's end never end the device's
+// loop (a close ending at INT64_MAX hung it), a count of 2^63 dirtied 2^44 blocks (bad_alloc),
+// and names deeper at each chdir kept the square of their length (review at stop 30).
+constexpr int64_t kMaxTimeNs = int64_t{1} << 62;  // 146 years either way
+constexpr int64_t kMaxRwCount = 0x7ffff000;       // Linux's MAX_RW_COUNT: no call moves more
+constexpr int64_t kMaxOffset = int64_t{1} << 62;
+constexpr size_t kMaxName = 4095;  // a path argument's (PATH_MAX with its NUL)
+const char* Implausible(const Event& e) {
+  if (e.start_ns < -kMaxTimeNs || e.start_ns > kMaxTimeNs || e.end_ns < e.start_ns ||
+      e.end_ns > kMaxTimeNs)
+    return "(left out: times out of range or backwards)";
+  const trace::CallSpec& spec = e.spec();
+  bool io =
+      spec.effect == Effect::kRead || spec.effect == Effect::kWrite || spec.effect == Effect::kCopy;
+  if (io && e.ret > kMaxRwCount) return "(left out: a count above Linux's MAX_RW_COUNT)";
+  for (int i = 0; i < spec.nargs; ++i) {
+    if (e.args[i].null) continue;
+    if (spec.args[i].kind == trace::ArgKind::kOffset &&
+        (e.args[i].i > kMaxOffset || e.args[i].i < -kMaxOffset))
+      return "(left out: an offset or length beyond 2^62)";
+    if (spec.args[i].kind == trace::ArgKind::kPath && e.args[i].s.size() > kMaxName)
+      return "(left out: a path longer than PATH_MAX)";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
@@ -186,7 +213,9 @@ void FsBase::Bookkeep(const Event& e) {
     // process's first relative chdir would go from / instead of the trace's cwd.
     std::string dir;
     ResolveInto(e, 0, &dir);
-    cwd_[e.pid] = std::move(dir);
+    // (A cwd past PATH_MAX is not followed: a chdir a step deeper each time, with names kept
+    // whole, would keep the square of its depth.)
+    if (dir.size() <= kMaxName) cwd_[e.pid] = std::move(dir);
   } else if (e.call == CallId::fchdir) {
     auto it = fds_.find(FdKey(e.pid, e.args[0].i));
     if (it != fds_.end()) cwd_[e.pid] = it->second.name;
@@ -379,6 +408,10 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   while (m.Next(&e)) {
     if (e.call == CallId::initial_state || e.call == CallId::dirents || e.call == CallId::block)
       continue;
+    if (const char* why = Implausible(e)) {
+      ++r->not_modelled[why];
+      continue;
+    }
     settle(e.start_ns);
     RecIt mine = live_of(e.tid, e.pid);
     // A chdir's own path is relative to the directory it leaves: filter it before Bookkeep.
@@ -447,7 +480,8 @@ void FsBase::Completed(uint64_t tag) {
 }
 
 void FsBase::Advance(int64_t t) {
-  while (dev_.NextEventNs() <= t) {
+  // (kNever is the idle device's: never a time to step to.)
+  while (dev_.NextEventNs() <= t && dev_.NextEventNs() != kNever) {
     dev_.Step();
     Completion c;
     while (dev_.PopCompletion(&c)) Completed(c.tag);
@@ -643,6 +677,8 @@ bool FsBase::Apply(const Event& e) {
       if (!ok) return false;
       int idx = (e.call == CallId::openat || e.call == CallId::openat2) ? 1 : 0;
       const std::string& name = path(idx);
+      // (Nor a directory fd ever deeper, opened relative to the one before: not kept.)
+      if (name.size() > 4 * kMaxName) return false;
       int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC) : e.args[idx + 1].i;
       OpenFile& of = fds_[fdkey(e.ret)];
       of.name = name;

@@ -564,5 +564,71 @@ echo '{"type": "ssd", "name": "bad"}' > bad.json
 if "$iorr" model t.iorr --disk bad.json > /dev/null 2> bad.err; then fail "a bad profile was accepted"
 elif [[ $(wc -l < bad.err) -eq 1 ]]; then ok "bad profile refused: $(cat bad.err)"
 else fail "bad profile: $(cat bad.err)"; fi
+# Hostile values a review found at stop 30 (each failed before): the model and the exports
+# leave out what no real call or request can be, in bounded time and memory (2 GiB here).
+python3 - << 'PY'
+import json
+H = {"iorr_header": {"version": 1, "time_unit_ns": 1, "start_mono_ns": 0, "start_wall_ns": 0,
+                     "fields": [["cwd", "/w"]]}}
+def ev(call, t, ret, **args):
+    return {"pid": 1, "tid": 1, "call": call, "start_ns": t, "end_ns": t + 10, "ret": ret,
+            "errno": None, "args": args}
+def save(name, events):
+    with open(name, "w") as f:
+        for e in [H] + events:
+            f.write(json.dumps(e) + "\n")
+op = ev("openat", 0, 3, dirfd="AT_FDCWD", path="/w/a", flags="O_RDWR|O_CREAT", mode=420)
+# A first path of "" (fstat's newfstatat): iorr stats crashed.
+save("h_empty.jsonl", [ev("newfstatat", 0, 0, dirfd=3, path="", flags="AT_EMPTY_PATH")])
+# A close ending at INT64_MAX: the model's device loop never ended.
+close = ev("close", 20, 0, fd=3)
+close["end_ns"] = 2**63 - 1
+save("h_tmax.jsonl", [op, close])
+# A write of 2^63-1 bytes: 2^44 blocks dirtied, bad_alloc.
+save("h_count.jsonl", [op, ev("write", 20, 2**63 - 1, fd=3, count=2**63 - 1)])
+# A chdir a step deeper each time (5,000 x 200 bytes): names kept whole, 1.8 GB.
+deep = []
+for i in range(5000):
+    deep.append(ev("chdir", 100 * i, 0, path="a" * 200))
+    deep.append(ev("mkdir", 100 * i + 50, 0, path="b", mode=493))
+save("h_deep.jsonl", deep)
+def blk(t, nbytes, comm):
+    return {"pid": 0, "tid": 1, "call": "block", "start_ns": t, "ret": 0,
+            "args": {"phase": "BLK_QUEUE", "dev": 1792, "sector": 2048, "bytes": nbytes,
+                     "op": "BLK_WRITE|BLK_SYNC", "comm": comm}}
+# A request of 2^63-1 bytes for fio (2^31 lines, bad_alloc), a command name with a newline
+# for blkparse (it forged a request of its own), a request near INT64_MAX for raid0 (hung).
+save("h_blk.jsonl", [blk(0, 2**63 - 1, "tar"), blk(10, 4096, "tar"),
+                     blk(9223372036854000000, 4096, "late")])
+save("h_comm.jsonl", [blk(0, 4096, "tar"), blk(10, 4096, "x]\n  8,0 0 999 0.0 0 Q W 1 + 8 [evil")])
+# Block requests among calls: the model took it for a block trace and left every call out.
+save("h_mixed.jsonl", [op, blk(20, 4096, "tar")] + [ev("fsync", 100 + i, 0, fd=3) for i in range(50)])
+PY
+bounded() { (ulimit -v 2097152 && timeout 60 "$@"); }
+for n in empty tmax count deep blk comm mixed; do
+  "$iorr" import jsonl "h_$n.jsonl" -o "h_$n.iorr" 2> "h_$n.err" || fail "import of h_$n: $(cat "h_$n.err")"
+done
+if bounded "$iorr" stats h_empty.iorr > /dev/null 2> h.err; then
+  ok "stats of a trace whose first name is empty"
+else fail "stats of a first empty name: status $?, $(cat h.err)"; fi
+if bounded "$iorr" model h_tmax.iorr --fs ext4 > /dev/null 2> h.err && grep -q 'times out of range' h.err &&
+  bounded "$iorr" model h_count.iorr --fs ext4 > /dev/null 2> h2.err && grep -q 'MAX_RW_COUNT' h2.err; then
+  ok "model: a time at INT64_MAX and a count of 2^63-1 left out ($(head -c 120 h2.err))"
+else fail "model of hostile times or counts: status $?, $(cat h.err h2.err | head -c 300)"; fi
+if bounded "$iorr" model h_deep.iorr --fs ext4 > /dev/null 2> h.err; then
+  ok "model: a chdir 5,000 steps deep in bounded memory"
+else fail "model of a deepening cwd: status $?, $(head -c 300 h.err)"; fi
+if bounded "$iorr" export fio h_blk.iorr -o h.fio 2> h.err && grep -q 'impossible sizes' h.err &&
+  bounded "$iorr" model h_blk.iorr --disk raid0-6x-ide > /dev/null 2> h2.err; then
+  ok "a request of 2^63-1 bytes skipped by export fio; raid0 at a time near INT64_MAX ends"
+else fail "hostile block requests: status $?, $(cat h.err h2.err | head -c 300)"; fi
+if "$iorr" export blkparse h_comm.iorr -o h.blk 2> h.err && "$iorr" import blkparse h.blk -o h2.iorr 2> h2.err &&
+  [[ $("$iorr" stats --json h2.iorr | grep -o '"events":[0-9]*') == '"events":2' ]]; then
+  ok "blkparse export: a newline in a command name forges no request (2 read back of 2)"
+else fail "blkparse export of a command name with a newline: $(cat h.blk h2.err | head -c 300)"; fi
+if "$iorr" model h_mixed.iorr > /dev/null 2> h.err; then fail "a trace mixing block requests and calls was modelled"
+elif [[ $(wc -l < h.err) -eq 1 ]] && grep -q 'block requests and system calls' h.err; then
+  ok "a trace mixing block requests and calls refused: $(cat h.err)"
+else fail "mixed trace: $(cat h.err)"; fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -71,6 +72,8 @@ class DistinctStrings {
     return h ^ (h >> 29);
   }
   std::string_view Copy(std::string_view s) {
+    // (An empty name, the first one seen: no block yet, and none needed. It crashed here.)
+    if (s.empty()) return {};
     if (block_size_ - block_used_ < s.size()) {
       block_size_ = std::max<size_t>(1 << 20, s.size());
       blocks_.push_back(std::make_unique<char[]>(block_size_));
@@ -188,7 +191,10 @@ int Run(const Options& o) {
   std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  int64_t duration = events ? last - first : 0;
+  // (Hostile times can run backwards, or span more than an int64 holds: 0, and the maximum.)
+  int64_t duration = 0;
+  if (events && last > first && __builtin_sub_overflow(last, first, &duration))
+    duration = INT64_MAX;
   double per_event = events ? static_cast<double>(file_bytes) / static_cast<double>(events) : 0;
 
   std::string out;

@@ -5,7 +5,10 @@
 # (PLT wrappers only), recorded without the audit module that catches the loader's calls
 # (IORR_AUDIT=0) and recorded (the default, with it), in turns, RUNS times (default 5), and prints each
 # one's median wall time per iteration and what recording adds to it, with the recorded trace's
-# size. A benchmark, not a test: run it alone on a quiet machine (2 cores here).
+# size. One more kind records nothing: `thread` preloads build/lib/libiorr-bench-idle-thread.so,
+# which starts one sleeping thread per process as the recorder starts its writer, so what a
+# second thread alone costs each process (its creation, its end, the address space shared
+# across CPUs) reads beside what recording adds. A benchmark, not a test: run it alone on a quiet machine (2 cores here).
 # Usage: record-processes.sh [N]   (default 300 iterations)
 # BASE_LIB=PATH: a sixth kind, recorded (the default) with that build of libiorr-preload.so
 # (libiorr-audit.so beside it), in the same rounds: a change's effect side by side.
@@ -21,6 +24,7 @@ timed() {
   case $kind in
     plain) cmd=(sh -c "$loop") ;;
     inactive) cmd=(env LD_PRELOAD="$lib" sh -c "$loop") ;;
+    thread) cmd=(env LD_PRELOAD="$idle" sh -c "$loop") ;;
     plt) cmd=(env IORR_DISPATCH=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
     noaudit) cmd=(env IORR_AUDIT=0 "$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
     recorded) cmd=("$iorr" record -q -o "$work/t.iorr" -- sh -c "$loop") ;;
@@ -32,10 +36,14 @@ timed() {
   awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {printf "%.1f\n", (b - a) / n * 1e6}' >> "$work/$kind"
 }
 
+idle=$(dirname "$lib")/libiorr-bench-idle-thread.so
 kinds="plain inactive plt noaudit recorded"
+# (The kind is left out where that library was not built.)
+[[ -f $idle ]] && kinds="plain thread inactive plt noaudit recorded"
 [[ -n $base ]] && kinds="$kinds base"
-echo "loop: $n x $prog under sh, $runs rounds (plain, preloaded inactive, recorded PLT-only," \
-  "recorded without the loader's calls (IORR_AUDIT=0), recorded (the default, with them))"
+echo "loop: $n x $prog under sh, $runs rounds (plain, a sleeping thread preloaded (nothing" \
+  "recorded), preloaded inactive, recorded PLT-only, recorded without the loader's calls" \
+  "(IORR_AUDIT=0), recorded (the default, with them))"
 for i in $(seq "$runs"); do
   for kind in $kinds; do timed "$kind"; done
 done

@@ -537,12 +537,15 @@ void FreeSlot(ThreadSlot& s, uint32_t tid = 0) {
 // A spawn window (kSpawnWindowTid) that nobody took for this long is dropped by the next writer:
 // the child that would have taken it was not recorded, or its exec failed.
 constexpr int64_t kSpawnWindowNs = 1'000'000'000;
-// A slot being freed or taken over (a spawn window, an old image's slot): whoever moved its tid
-// here, by CAS from what it was, owns it until it stores the next tid (0, or a thread's). Loops
-// that free slots without a CAS leave such slots (and windows) alone.
+// A spawn window being freed or taken over: whoever moved its tid here, by CAS from
+// kSpawnWindowTid, owns it until it stores the next tid (0, or its own thread's, a few stores
+// later: see MakeOwnSlot). Loops that free slots without a CAS leave such slots, and windows,
+// alone.
 constexpr uint32_t kClosingWindowTid = kSpawnWindowTid - 1;
 // A spawn window being opened: it holds the watermarks already, at a bound, until its opener
-// stores the start and makes it a window (kSpawnWindowTid) that children look for.
+// stores the start and makes it a window (kSpawnWindowTid) that children look for. Freed by
+// nobody else while its process lives (FreeGoneEntry frees it once the process is gone, and
+// an exec's new image frees those of threads the exec ended).
 constexpr uint32_t kOpeningWindowTid = kSpawnWindowTid - 2;
 bool SpecialTid(uint32_t tid) { return tid >= kOpeningWindowTid; }
 // Claims spawn window `id` in slot s (tid kClosingWindowTid, fields untouched: its
@@ -602,11 +605,12 @@ void FreeGoneEntry(uint32_t e, uint32_t pid, bool say = true) {
   for (uint32_t i = 0, used = SlotsInUse(); i < used; ++i) {
     ThreadSlot& s = g_shared->slot[i];
     uint32_t tid = s.tid.load(std::memory_order_acquire);
+    int64_t window = s.raise_from.load(std::memory_order_acquire);  // (before the checks below)
     if (s.proc.load(std::memory_order_acquire) != e + 1 ||
         s.pid.load(std::memory_order_relaxed) != pid || tid == 0 || tid == kClosingWindowTid)
       continue;                    // (one being opened goes below: its opener is gone)
     if (tid == kSpawnWindowTid) {  // (its child, if it comes, finds none: it drops its log)
-      FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire));
+      FreeSpawnWindow(s, window);
       continue;
     }
     FreeSlot(s);
@@ -689,8 +693,7 @@ int64_t Watermark() {
         // took this slot as the release went by). Stuck for a second past that, it is gone.
         if (owner != pid && m < now - kOrphanNs) {
           uint32_t tid = s.tid.load(std::memory_order_acquire);
-          if (tid != 0 && (!SpecialTid(tid) || tid == kOpeningWindowTid) &&
-              s.pid.load(std::memory_order_relaxed) == pid &&
+          if (tid != 0 && !SpecialTid(tid) && s.pid.load(std::memory_order_relaxed) == pid &&
               s.proc.load(std::memory_order_relaxed) == proc) {
             FreeSlot(s, tid);
             continue;
@@ -1364,15 +1367,9 @@ void StartThreadState(ThreadState* ts, uint32_t pid, uint32_t proc, ThreadSlot* 
     ts->slot = TakeSlot(ts->tid, ts->pid, proc, kNever, kNever);
     return;
   }
-  // A slot claimed for this thread (kClosingWindowTid) whose in_call_since holds the watermarks
-  // at a start it takes over (BeginCallHolding): made this thread's without that value moving.
-  held->pid.store(pid, std::memory_order_seq_cst);
-  held->proc.store(proc, std::memory_order_seq_cst);
-  held->unflushed_min.store(kNever, std::memory_order_relaxed);
-  held->raise_from.store(kNever, std::memory_order_relaxed);
-  uint32_t q = held->raise_seq.load(std::memory_order_relaxed);
-  if (q & 1) held->raise_seq.store(q + 1, std::memory_order_relaxed);
-  held->tid.store(ts->tid, std::memory_order_release);
+  // A slot made this thread's already (MakeOwnSlot: pid and entry are this process's) whose
+  // in_call_since holds the watermarks at a start it takes over (BeginCallHolding).
+  (void)proc;
   ts->slot = held;
 }
 
@@ -1392,7 +1389,8 @@ bool RegisterThread(ThreadState* ts) {
   return false;
 }
 
-// held: see StartThreadState; when no state comes of it, the caller frees it.
+// held: see StartThreadState; when no state comes of it, a slot not already given back here is
+// the caller's to free.
 IORR_COLD ThreadState* NewThreadState(ThreadSlot* held = nullptr) {
   ThreadState* ts = AllocThreadState();
   if (!ts) return nullptr;
@@ -2087,29 +2085,42 @@ void RecordExecAndLog(Call* c, int64_t start) {
   });
 }
 
-// A call of this thread's begun at `start` in `held`, a slot claimed for it (kClosingWindowTid)
-// whose in_call_since holds the watermarks at `start` and goes on holding them as the thread's
-// own (its first: no state yet). Taking over the slot that holds the watermarks, rather than
-// holding them in a slot of its own and then freeing the other, leaves no moment in which a
-// writer's scan, which reads the slots one after the other, could miss both (review). False
-// (held freed) when the thread cannot record.
-bool BeginCallHolding(Call* c, ThreadSlot* held, int64_t start) {
+// Makes slot s, just claimed by CAS, this process's and this thread's (tid), its in_call_since
+// untouched: a slot of a process that dies from here on is freed as any of its threads' is
+// (FreeGoneEntry), not left claimed for the rest of the run (review).
+void MakeOwnSlot(ThreadSlot& s, uint32_t tid) {
+  s.pid.store(g_pid, std::memory_order_seq_cst);
+  s.proc.store(g_entry, std::memory_order_seq_cst);
+  s.unflushed_min.store(kNever, std::memory_order_relaxed);
+  s.raise_from.store(kNever, std::memory_order_relaxed);
+  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
+  if (q & 1) s.raise_seq.store(q + 1, std::memory_order_relaxed);
+  s.tid.store(tid, std::memory_order_release);
+}
+
+// A call of this thread's begun at `start` in `held`, a slot made its own (MakeOwnSlot) whose
+// in_call_since holds the watermarks at or before `start` and goes on holding them as the
+// thread's own (its first: no state yet). `frame`: the caller's, as BeginCall's. Taking over the
+// slot that holds the watermarks, rather than holding them in a slot of its own and then freeing
+// the other, leaves no moment in which a writer's scan, which reads the slots one after the other,
+// could miss both (review). False (held freed) when the thread cannot record.
+bool BeginCallHolding(Call* c, ThreadSlot* held, int64_t start, uintptr_t frame) {
+  auto tid = static_cast<uint32_t>(Gettid());
   if (!g_on || t_hot.done || Foreign() || t_hot.depth != 0 || t_hot.state != nullptr ||
       g_released.load(std::memory_order_relaxed)) {
-    FreeSlot(*held, kClosingWindowTid);
+    FreeSlot(*held, tid);
     return false;
   }
   t_hot.depth = 1;
   ThreadState* ts = t_hot.state = NewThreadState(held);
   t_hot.depth = 0;
   if (ts == nullptr) {
-    // No state: the slot was not taken (no memory), or was given back (FreeSlot, tid store).
-    uint32_t tid = kClosingWindowTid;
+    // No state: the slot is still this thread's (no memory), or was given back (tid store).
     if (held->tid.load(std::memory_order_acquire) == tid) FreeSlot(*held, tid);
     return false;
   }
   t_hot.depth = 1;
-  t_hot.call_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  t_hot.call_frame = frame;
   AllowSyscalls();
   c->on = true;
   c->start = start;
@@ -2125,23 +2136,33 @@ bool RecordExecFromEnv() {
   int64_t start = ParseLong(s, 0);
   Unsetenv(kEnvExecStart);
   NoteExec("exec-ok", nullptr);
-  // The old image's slots (same pid): the exec's thread's holds the exec's start (its call is
-  // in progress); this thread takes it over, and the others go.
+  // The old image's slots (same pid and entry): the exec's thread's holds the exec's start (its
+  // call is in progress), or an earlier one (an exec made inside a call that was not recorded
+  // as one: the outer call's); this thread takes it over, moving its tid straight to its own
+  // (same pid and entry: a slot of this process whichever the tid), and the others go.
+  auto self = static_cast<uint32_t>(Gettid());
   ThreadSlot* held = nullptr;
-  for (uint32_t i = 0, used = SlotsInUse(); i < used && held == nullptr; ++i) {
-    ThreadSlot& old = g_shared->slot[i];
-    uint32_t proc = old.proc.load(std::memory_order_relaxed);
-    uint32_t tid = old.tid.load(std::memory_order_acquire);
-    if (tid != 0 && !SpecialTid(tid) && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        (proc == 0 || proc == g_entry) &&
-        old.in_call_since.load(std::memory_order_acquire) == start &&
-        old.tid.compare_exchange_strong(tid, kClosingWindowTid, std::memory_order_acq_rel))
-      held = &old;
+  for (int pass = 0; pass < 2 && held == nullptr; ++pass) {
+    for (uint32_t i = 0, used = SlotsInUse(); i < used && held == nullptr; ++i) {
+      ThreadSlot& old = g_shared->slot[i];
+      uint32_t proc = old.proc.load(std::memory_order_relaxed);
+      uint32_t tid = old.tid.load(std::memory_order_acquire);
+      int64_t since = old.in_call_since.load(std::memory_order_acquire);
+      if (tid != 0 && !SpecialTid(tid) && old.pid.load(std::memory_order_relaxed) == g_pid &&
+          (proc == 0 || proc == g_entry) && (pass == 0 ? since == start : since < start) &&
+          old.tid.compare_exchange_strong(tid, self, std::memory_order_acq_rel)) {
+        MakeOwnSlot(old, self);
+        held = &old;
+      }
+    }
   }
   Call c;
-  bool on = held != nullptr ? BeginCallHolding(&c, held, start) : BeginCall(&c);
+  bool on = held != nullptr
+                ? BeginCallHolding(&c, held, start,
+                                   reinterpret_cast<uintptr_t>(__builtin_frame_address(0)))
+                : BeginCall(&c);
   if (!on) return true;
-  if (held == nullptr) {  // (the exec's call was not recorded: nothing holds its start)
+  if (held == nullptr) {  // (nothing of the old image holds its start: none of its calls did)
     c.start = start;
     t_hot.state->slot->in_call_since.store(start, std::memory_order_seq_cst);
   }
@@ -2149,9 +2170,12 @@ bool RecordExecFromEnv() {
     ThreadSlot& old = g_shared->slot[i];
     uint32_t proc = old.proc.load(std::memory_order_relaxed);
     uint32_t tid = old.tid.load(std::memory_order_acquire);
-    // (The old image's spawn windows stay for their children, which find them by this pid.)
+    // The old image's other threads', and windows they were opening when the exec ended them
+    // (kOpeningWindowTid). Its spawn windows stay for their children, which find them by this
+    // pid; one being taken is its taker's.
     if (&old != t_hot.state->slot && old.pid.load(std::memory_order_relaxed) == g_pid &&
-        (proc == 0 || proc == g_entry) && tid != 0 && !SpecialTid(tid))
+        (proc == 0 || proc == g_entry) && tid != 0 && tid != kSpawnWindowTid &&
+        tid != kClosingWindowTid)
       FreeSlot(old);
   }
   RecordExecAndLog(&c, start);
@@ -2168,6 +2192,7 @@ bool RecordExecFromEnv() {
 // DropAuditLog).
 bool AdoptSpawnWindow() {
   auto ppid = static_cast<uint32_t>(RawSyscall6(SYS_getppid));
+  auto self = static_cast<uint32_t>(Gettid());
   int64_t limit = g_audit != nullptr ? AuditTime(*g_audit, g_audit->armed_tsc) : NowNs();
   // A sibling may take the window this one picked meanwhile (one spawned earlier whose loader
   // ran later): then this image's own is still there for it. A few tries.
@@ -2195,8 +2220,10 @@ bool AdoptSpawnWindow() {
       best->tid.compare_exchange_strong(mine, kSpawnWindowTid, std::memory_order_acq_rel);
       continue;
     }
+    MakeOwnSlot(*best, self);  // at once: claimed by a task that dies, it would stay claimed
     Call c;
-    if (!BeginCallHolding(&c, best, start)) return false;
+    if (!BeginCallHolding(&c, best, start, reinterpret_cast<uintptr_t>(__builtin_frame_address(0))))
+      return false;
     NoteExec("exec-ok", nullptr);
     RecordExecAndLog(&c, start);
     return true;
@@ -3050,12 +3077,13 @@ void ReleaseProcessSlots() {
     // parent's pid, which it no longer has once its parent is gone (it drops its log).
     uint32_t mine = g_pid;
     uint32_t holder = s.tid.load(std::memory_order_acquire);
-    // (A window a thread is opening, or one being freed, is its opener's or its freer's: a
-    // window left goes after a second, an opening one once this process is found gone.)
+    int64_t window = s.raise_from.load(std::memory_order_acquire);  // (before OwnSlot's reads)
+    // (A window a thread is opening, or one being freed or taken, is its opener's or its
+    // taker's: an opening one goes once this process is found gone, FreeGoneEntry.)
     if (!OwnSlot(s) || holder == 0 || holder == kClosingWindowTid || holder == kOpeningWindowTid)
       continue;
     if (holder == kSpawnWindowTid)
-      FreeSpawnWindow(s, s.raise_from.load(std::memory_order_acquire));
+      FreeSpawnWindow(s, window);
     else if (s.pid.compare_exchange_strong(mine, 0))
       FreeSlot(s);
   }
@@ -3140,16 +3168,19 @@ void OpenSpawnWindow() {
   // The id tells this window from a later one in the same slot, of any process, image or
   // thread: the time stamp counter (never 0 or kNever here).
   auto id = static_cast<int64_t>((__builtin_ia32_rdtsc() >> 1) | 1);
-  // As BeginCall announces a call: the slot first holds a bound known to be earlier (this
-  // thread's last call's start; the trace's start before any), then the clock is read, then
-  // the start goes in. A writer that misses the first store read its clock before it, so before
-  // the start read after it (review: a start read first could fall behind a watermark stamped
-  // while this thread was preempted before storing it).
-  // Children see it only then (kOpeningWindowTid until then): none takes it with its bound.
-  ThreadState* ts = t_hot.state;
-  ThreadSlot* w =
-      TakeSlot(kOpeningWindowTid, g_pid, g_entry, ts != nullptr ? ts->last_start : 0, id);
+  // As BeginCall announces a call: the slot first holds a bound known to be earlier (a clock
+  // reading from before it was taken), then the clock is read, then the start goes in. A writer
+  // that misses the first store read its clock before it, so before the start read after it
+  // (review: a start read first could fall behind a watermark stamped while this thread was
+  // preempted before storing it). Children see it only then (kOpeningWindowTid until then): none
+  // takes it with its bound.
+  ThreadSlot* w = TakeSlot(kOpeningWindowTid, g_pid, g_entry, NowNs(), id);
   if (w == nullptr) return;
+  // The process began to release its slots meanwhile (exit): give it back, as NewThreadState.
+  if (g_released.load(std::memory_order_seq_cst)) {
+    FreeSlot(*w, kOpeningWindowTid);
+    return;
+  }
   LightFence();
   w->in_call_since.store(NowNs(), std::memory_order_release);
   w->tid.store(kSpawnWindowTid, std::memory_order_release);

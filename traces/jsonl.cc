@@ -637,6 +637,15 @@ JsonlParser::Kind JsonlParser::Parse(std::string_view line) {
   return ParseEvent(0);
 }
 
+namespace {
+// A key as an error message names it: escaped as in JSON, without the quotes (a newline in one
+// split the one-line error, and terminal codes went through: found by fuzzing at stop 30).
+std::string KeyForMessage(std::string_view key) {
+  std::string s = JsonString(key);
+  return s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
+}
+}  // namespace
+
 JsonlParser::Kind JsonlParser::ParseHeader(uint32_t obj) {
   const Value& h = json_.value(obj);
   if (h.type != Type::kObject) return Fail("iorr_header", "not an object");
@@ -645,7 +654,7 @@ JsonlParser::Kind JsonlParser::ParseHeader(uint32_t obj) {
   unsigned seen = 0;
   for (uint32_t c = h.size ? h.first : 0, n = 0; n < h.size; c = json_.value(c).next, ++n) {
     const Value& v = json_.value(c);
-    std::string field = "iorr_header." + std::string(v.key);
+    std::string field = "iorr_header." + KeyForMessage(v.key);
     static constexpr std::string_view kKeys[] = {"version", "time_unit_ns", "start_mono_ns",
                                                  "start_wall_ns", "fields"};
     int k = 0;
@@ -704,8 +713,8 @@ JsonlParser::Kind JsonlParser::ParseEvent(uint32_t root) {
     const Value& v = json_.value(c);
     int k = 0;
     while (k < kNumKeys && kKeys[k] != v.key) ++k;
-    if (k == kNumKeys) return Fail(std::string(v.key), "unknown key");
-    if (have[k]) return Fail(std::string(v.key), "duplicate key");
+    if (k == kNumKeys) return Fail(KeyForMessage(v.key), "unknown key");
+    if (have[k]) return Fail(KeyForMessage(v.key), "duplicate key");
     have[k] = true;
     at[k] = c;
   }

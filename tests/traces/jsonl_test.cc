@@ -402,6 +402,9 @@ TEST(Jsonl, EventErrorsNameTheField) {
   EXPECT_EQ(ErrorOf(ev(R"("call":"getpid","args":{"x":1})")),
             "\"args.x\": the arguments of getpid are not stored (not in the call table)");
   EXPECT_EQ(ErrorOf(ev(R"("call":"sync","colour":"red")")), "\"colour\": unknown key");
+  // A key with a newline (or a terminal code) is named escaped: the error stays on one line.
+  EXPECT_EQ(ErrorOf(ev(R"("call":"sync","col\nour\u001b[2J":"red")")),
+            "\"col\\nour\\u001b[2J\": unknown key");
   EXPECT_EQ(ErrorOf(ev(R"("call":"sync","pid":3)")), "\"pid\": duplicate key");
   EXPECT_EQ(ErrorOf(R"({"pid":"1","start_ns":5,"ret":0,"call":"sync"})"),
             "\"pid\": not an integer 0..4294967295");

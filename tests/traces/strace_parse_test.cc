@@ -927,6 +927,26 @@ TEST_F(LineSourceTest, ReportsMissingAndBrokenFiles) {
   EXPECT_TRUE(failed);
   EXPECT_NE(error.find("xz"), std::string::npos) << error;
 
+  // A zstd stream cut in the middle of its frame: Boost's own zstd filter took it for a whole one
+  // (the lines before the cut, and no error); the whole stream still reads.
+  WriteCompressed(Path("full.zst"), data, boost::iostreams::zstd_compressor());
+  std::string zst;
+  {
+    std::ifstream in(Path("full.zst"), std::ios::binary);
+    zst.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  WritePlain(Path("cut.zst"), zst.substr(0, zst.size() / 2));
+  failed = false;
+  error.clear();
+  lines = ReadAll(Path("cut.zst"), &error, &failed);
+  EXPECT_TRUE(failed);
+  EXPECT_NE(error.find("zstd"), std::string::npos) << error;
+  EXPECT_LT(lines.size(), SplitLines(data).size());
+  failed = false;
+  error.clear();
+  EXPECT_EQ(ReadAll(Path("full.zst"), &error, &failed), SplitLines(data)) << error;
+  EXPECT_FALSE(failed);
+
   // Named .gz but not gzip at all.
   WritePlain(Path("plain.gz"), "close(3) = 0\n");
   failed = false;

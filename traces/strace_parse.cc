@@ -636,6 +636,21 @@ void StraceParser::Feed(std::string_view line) {
     AddError(line_no, why, {}, line);
     return;
   }
+  if (p.time_of_day) {
+    // -tt and -t count from midnight: a log that goes past it steps back a day, where no
+    // reordering between threads can (found by fuzzing at stop 30: its times a day backwards).
+    // A line a little late from before the last midnight (another thread's) goes back a day.
+    constexpr int64_t kDayNs = 86'400'000'000'000, kHalfDayNs = kDayNs / 2;
+    int64_t t = p.time_ns + day_offset_ns_;
+    if (t < last_time_of_day_ns_ - kHalfDayNs) {
+      day_offset_ns_ += kDayNs;
+      t += kDayNs;
+    } else if (t > last_time_of_day_ns_ + kHalfDayNs && day_offset_ns_ >= kDayNs) {
+      t -= kDayNs;
+    }
+    p.time_ns = t;
+    last_time_of_day_ns_ = std::max(last_time_of_day_ns_, t);
+  }
   uint32_t tid = default_tid_;
   if (p.bracketed) {
     // Without -o, strace prefixes `[pid N] ` only while it traces more than one process; track

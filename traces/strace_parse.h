@@ -144,6 +144,8 @@ class StraceParser {
   uint64_t carry_line_no_ = 0;
   std::unordered_set<uint32_t> live_tids_;  // `[pid N]` logs: tids seen and not yet exited
   uint32_t last_bracketed_tid_ = 0;
+  int64_t day_offset_ns_ = 0;        // -tt/-t: the midnights the log went past
+  int64_t last_time_of_day_ns_ = 0;  // the latest time of day seen, with them
 };
 
 // Opens a log for reading line by line, decompressing by magic bytes (or, failing that, by

@@ -361,6 +361,16 @@ TEST(StraceParse, LinePrefixes) {
   EXPECT_EQ(r.tid, 4321u);
   EXPECT_TRUE(r.time_of_day);
   EXPECT_EQ(r.time_ns, ((12 * 60 + 34) * 60 + 56) * 1'000'000'000LL + 123456000);
+  // -tt across midnight: the day goes on (it came out a day backwards until stop 30), while
+  // threads' lines a little out of order stay as they are.
+  std::vector<Rec> days = Parse(
+      "7 23:59:59.999000 close(3) = 0\n8 23:59:59.998000 close(4) = 0\n"
+      "7 00:00:00.001000 close(5) = 0\n7 23:59:59.999500 close(6) = 0\n");
+  ASSERT_EQ(days.size(), 4u);
+  constexpr int64_t kDay = 86'400'000'000'000;
+  EXPECT_EQ(days[1].time_ns, days[0].time_ns - 1'000'000);
+  EXPECT_EQ(days[2].time_ns, kDay + 1'000'000);
+  EXPECT_EQ(days[3].time_ns, kDay - 500'000);  // (a line a little late stays on its side)
   // -t, without a pid column.
   r = ParseOne("04:35:30 close(3) = 0");
   EXPECT_EQ(r.tid, 0u);

@@ -48,10 +48,10 @@ Result<BlockStream> ReadBlockStream(const std::string& trace_path, int phase) {
       continue;
     }
     // Values no device gives (a hostile trace's): times near the int64 range's end never ended
-    // raid0's loop, a request of 2^63 bytes ran out of memory (review at stop 30).
-    constexpr int64_t kMaxTimeNs = int64_t{1} << 62, kMaxBytes = int64_t{1} << 40;
-    if (e.start_ns < -kMaxTimeNs || e.start_ns > kMaxTimeNs || e.args[2].i < 0 ||
-        e.args[2].i > (int64_t{1} << 53) || e.args[3].i < 0 || e.args[3].i > kMaxBytes ||
+    // raid0's loop (review at stop 30); sizes, blk::PossibleRequest.
+    constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
+    if (e.start_ns < -kMaxTimeNs || e.start_ns > kMaxTimeNs ||
+        !blk::PossibleRequest(e.args[2].i, e.args[3].i) ||
         (!first && e.start_ns - t0 > kMaxTimeNs)) {
       ++s.other_events;
       continue;

@@ -1324,6 +1324,18 @@ void UnmapThreadState(ThreadState* ts) {
   RawSyscall6(SYS_munmap, reinterpret_cast<long>(ts), static_cast<long>(bytes));
 }
 
+// A slot's owner (pid, process entry), nothing unwritten, raise_from `from`, no raise open: what
+// a slot taken (TakeSlot) or taken over (MakeOwnSlot) starts with; in_call_since and the tid are
+// the caller's to store.
+void SetSlotOwner(ThreadSlot& s, uint32_t pid, uint32_t proc, int64_t from) {
+  s.pid.store(pid, std::memory_order_seq_cst);
+  s.proc.store(proc, std::memory_order_seq_cst);
+  s.unflushed_min.store(kNever, std::memory_order_relaxed);
+  s.raise_from.store(from, std::memory_order_relaxed);
+  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
+  if (q & 1) s.raise_seq.store(q + 1, std::memory_order_relaxed);
+}
+
 // Takes a free shared slot for tid (a thread's, or kSpawnWindowTid), under pid and entry `proc`,
 // with in_call_since `since` and raise_from `from`; nullptr when none is free.
 ThreadSlot* TakeSlot(uint32_t tid, uint32_t pid, uint32_t proc, int64_t since, int64_t from) {
@@ -1341,12 +1353,7 @@ ThreadSlot* TakeSlot(uint32_t tid, uint32_t pid, uint32_t proc, int64_t since, i
       uint32_t expect = 0;
       if (!g_shared->slot[i].tid.compare_exchange_strong(expect, tid)) continue;
       ThreadSlot* s = &g_shared->slot[i];
-      s->pid.store(pid, std::memory_order_seq_cst);
-      s->proc.store(proc, std::memory_order_seq_cst);
-      s->unflushed_min.store(kNever, std::memory_order_relaxed);
-      s->raise_from.store(from, std::memory_order_relaxed);
-      uint32_t q = s->raise_seq.load(std::memory_order_relaxed);
-      if (q & 1) s->raise_seq.store(q + 1, std::memory_order_relaxed);
+      SetSlotOwner(*s, pid, proc, from);
       s->in_call_since.store(
           since, since == kNever ? std::memory_order_release : std::memory_order_seq_cst);
       return s;
@@ -2089,12 +2096,7 @@ void RecordExecAndLog(Call* c, int64_t start) {
 // untouched: a slot of a process that dies from here on is freed as any of its threads' is
 // (FreeGoneEntry), not left claimed for the rest of the run (review).
 void MakeOwnSlot(ThreadSlot& s, uint32_t tid) {
-  s.pid.store(g_pid, std::memory_order_seq_cst);
-  s.proc.store(g_entry, std::memory_order_seq_cst);
-  s.unflushed_min.store(kNever, std::memory_order_relaxed);
-  s.raise_from.store(kNever, std::memory_order_relaxed);
-  uint32_t q = s.raise_seq.load(std::memory_order_relaxed);
-  if (q & 1) s.raise_seq.store(q + 1, std::memory_order_relaxed);
+  SetSlotOwner(s, g_pid, g_entry, kNever);
   s.tid.store(tid, std::memory_order_release);
 }
 
@@ -2214,6 +2216,8 @@ bool AdoptSpawnWindow() {
     }
     if (best == nullptr) return false;
     // Claimed, and still the window read (same id; its start does not move once it is open).
+    // The start read may still be another's: the scan can read a window's tid, then a later
+    // window's id and the bound it held while it was being opened.
     if (!ClaimSpawnWindow(*best, id)) continue;
     if (best->in_call_since.load(std::memory_order_acquire) != start) {
       uint32_t mine = kClosingWindowTid;  // not the one read after all: put it back

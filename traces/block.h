@@ -98,6 +98,13 @@ inline std::string FormatRwbs(uint64_t op) {
 }
 
 // The block stream's place in a trace: pid 0, tid 1 (tid 0 of pid 0 is the snapshot).
+// Whether a request's sector and size are ones a device can have: a hostile trace's (a request
+// of 2^63 bytes) made fio's iolog 2^31 lines and the block model run out of memory (stop 30).
+// Discards of a whole large device are split by the block layer well below 1 TiB.
+inline constexpr bool PossibleRequest(int64_t sector, int64_t bytes) {
+  return sector >= 0 && sector <= (int64_t{1} << 53) && bytes >= 0 && bytes <= (int64_t{1} << 40);
+}
+
 inline constexpr int32_t kStreamPid = 0;
 inline constexpr int32_t kStreamTid = 1;
 

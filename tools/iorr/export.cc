@@ -301,10 +301,8 @@ int RunFio(const FioOptions& o) {
       ++(block::PhaseLetter(p) == '?' ? bad_phase : other_phase);
       continue;
     }
-    // A size or sector no device has (a hostile trace's: a request of 2^63 bytes was 2^31
-    // lines, and ran out of memory until stop 30).
-    if (e.args[kBytesArg].i < 0 || e.args[kBytesArg].i > (int64_t{1} << 40) ||
-        e.args[kSectorArg].i < 0 || e.args[kSectorArg].i > (int64_t{1} << 53)) {
+    // A size or sector no device has (block::PossibleRequest).
+    if (!block::PossibleRequest(e.args[kSectorArg].i, e.args[kBytesArg].i)) {
       ++absurd;
       continue;
     }

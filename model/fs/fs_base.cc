@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <bit>
@@ -124,8 +125,7 @@ void FsBase::ResolveInto(const Event& e, int idx, std::string* out) {
   int64_t dirfd = AT_FDCWD;
   if (idx > 0 && spec.args[idx - 1].kind == trace::ArgKind::kDirFd) dirfd = e.args[idx - 1].i;
   if (dirfd != AT_FDCWD) {
-    auto it = fds_.find(FdKey(e.pid, dirfd));
-    if (it != fds_.end() && !it->second.name.empty()) base = &it->second.name;
+    if (const Fd* fd = FindFd(e.pid, dirfd); fd && !fd->d->name.empty()) base = &fd->d->name;
   }
   if (!base) {
     auto it = cwd_.find(e.pid);
@@ -154,60 +154,87 @@ const std::string& FsBase::Resolve(const Event& e, int idx) {
   return resolved_[idx];
 }
 
-File& FsBase::FileOf(OpenFile& of) {
-  if (of.file == nullptr || of.names_gen != names_gen_) {
-    of.file = &FileNamed(of.name);
-    of.names_gen = names_gen_;
+File& FsBase::FileOf(Description& d) {
+  if (d.file == nullptr || d.names_gen != names_gen_) {
+    d.file = &FileNamed(d.name);
+    d.names_gen = names_gen_;
   }
-  return *of.file;
+  return *d.file;
+}
+
+FsBase::Fd* FsBase::FindFd(int64_t pid, int64_t fd) {
+  auto t = tables_.find(pid);
+  if (t == tables_.end()) return nullptr;
+  auto it = t->second->find(fd);
+  return it == t->second->end() ? nullptr : &it->second;
+}
+
+FsBase::FdTable& FsBase::TableOf(int64_t pid, bool own) {
+  std::shared_ptr<FdTable>& t = tables_[pid];
+  if (!t)
+    t = std::make_shared<FdTable>();
+  else if (own && t.use_count() > 1)
+    t = std::make_shared<FdTable>(*t);
+  return *t;
 }
 
 void FsBase::Bookkeep(const Event& e) {
-  auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
-  auto drop_fds = [&](auto&& pred) {  // the process's fds for which pred(fd, open file)
-    for (auto it = fds_.begin(); it != fds_.end();)
-      if ((it->first >> 32) == static_cast<uint32_t>(e.pid) &&
-          pred(static_cast<uint32_t>(it->first), it->second))
-        it = fds_.erase(it);
+  // The process's fds for which pred(fd, its entry) are closed.
+  auto drop_fds = [&](auto&& pred) {
+    FdTable& table = TableOf(e.pid, true);
+    for (auto it = table.begin(); it != table.end();)
+      if (pred(it->first, it->second))
+        it = table.erase(it);
       else
         ++it;
+  };
+  auto erase_fd = [&](int64_t fd) {
+    auto t = tables_.find(e.pid);
+    if (t != tables_.end()) t->second->erase(fd);
   };
   // What no longer names a file the model knows: a process's fds when it is gone, its O_CLOEXEC
   // fds after an exec, a range closed at once, and an fd number that a call other than an open
   // hands out anew (a pipe, a socket).
   if (e.call == CallId::exit_group) {
-    drop_fds([](uint32_t, const OpenFile&) { return true; });
+    tables_.erase(e.pid);
     return;
   }
   if (e.failed()) return;
   if (e.call == CallId::execve || e.call == CallId::execveat) {
-    drop_fds([](uint32_t, const OpenFile& of) { return of.cloexec; });
+    drop_fds([](int64_t, const Fd& fd) { return fd.cloexec; });
   } else if (e.call == CallId::close_range) {
     auto first = static_cast<uint64_t>(e.args[0].i), last = static_cast<uint64_t>(e.args[1].i);
-    if (!(e.args[2].i & CLOSE_RANGE_CLOEXEC))
-      drop_fds([&](uint32_t fd, const OpenFile&) { return fd >= first && fd <= last; });
+    auto in_range = [&](int64_t fd) {
+      return static_cast<uint64_t>(fd) >= first && static_cast<uint64_t>(fd) <= last;
+    };
+    if (e.args[2].i & CLOSE_RANGE_CLOEXEC) {
+      for (auto& [fd, entry] : TableOf(e.pid, e.args[2].i & CLOSE_RANGE_UNSHARE))
+        if (in_range(fd)) entry.cloexec = true;
+    } else {
+      drop_fds([&](int64_t fd, const Fd&) { return in_range(fd); });
+    }
   } else if (e.spec().effect == Effect::kNotFile) {
-    if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) fds_.erase(fdkey(e.ret));
+    if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) erase_fd(e.ret);
     for (int i = 0; i < e.spec().nargs; ++i)
       if (e.spec().args[i].kind == trace::ArgKind::kFdPair) {
         auto pair = static_cast<uint64_t>(e.args[i].i);
-        fds_.erase(fdkey(static_cast<uint32_t>(pair)));
-        fds_.erase(fdkey(static_cast<uint32_t>(pair >> 32)));
+        erase_fd(static_cast<uint32_t>(pair));
+        erase_fd(static_cast<uint32_t>(pair >> 32));
       }
   }
   bool dup =
       e.call == CallId::dup || e.call == CallId::dup2 || e.call == CallId::dup3 ||
       (e.call == CallId::fcntl && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC));
   if (dup) {
-    // The new fd names what the old one names (dup2/dup3 close what was there first).
-    fds_.erase(fdkey(e.ret));
-    auto it = fds_.find(fdkey(e.args[0].i));
-    if (it != fds_.end()) {
-      OpenFile copy = it->second;
-      copy.cloexec = (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
-                     (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC));
-      fds_[fdkey(e.ret)] = std::move(copy);
+    // The new fd names the old one's description (dup2/dup3 close what was there first).
+    erase_fd(e.ret);
+    if (const Fd* old = FindFd(e.pid, e.args[0].i)) {
+      Fd copy{old->d, (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
+                          (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC))};
+      TableOf(e.pid)[e.ret] = std::move(copy);
     }
+  } else if (e.call == CallId::fcntl && e.args[1].i == F_SETFD) {
+    if (Fd* fd = FindFd(e.pid, e.args[0].i)) fd->cloexec = (e.args[2].i & FD_CLOEXEC) != 0;
   } else if (e.call == CallId::chdir) {
     // Resolved before the process's entry exists: a new one would be an empty cwd, and a
     // process's first relative chdir would go from / instead of the trace's cwd.
@@ -217,18 +244,24 @@ void FsBase::Bookkeep(const Event& e) {
     // whole, would keep the square of its depth.)
     if (dir.size() <= kMaxName) cwd_[e.pid] = std::move(dir);
   } else if (e.call == CallId::fchdir) {
-    auto it = fds_.find(FdKey(e.pid, e.args[0].i));
-    if (it != fds_.end()) cwd_[e.pid] = it->second.name;
+    if (const Fd* fd = FindFd(e.pid, e.args[0].i)) cwd_[e.pid] = fd->d->name;
   } else if (e.spec().effect == Effect::kProcess && e.spec().ret == trace::Ret::kPid && e.ret > 0) {
-    // fork, vfork, clone: the child starts with the parent's cwd and (for a new process) fds.
-    int32_t child = static_cast<int32_t>(e.ret);
+    // fork, vfork, clone: a new process starts with the parent's cwd and a copy of its fd table
+    // (the same descriptions), or the table itself with CLONE_FILES; a thread (CLONE_THREAD)
+    // is the same process and shares both.
+    bool by_clone = e.call == CallId::clone || e.call == CallId::clone3;
+    uint64_t flags = by_clone ? static_cast<uint64_t>(e.args[0].i) : 0;
+    if (flags & CLONE_THREAD) return;
+    auto child = static_cast<int64_t>(e.ret);
     auto it = cwd_.find(e.pid);
     cwd_[child] = it != cwd_.end() ? it->second : initial_cwd_;
-    std::vector<std::pair<uint64_t, OpenFile>> inherited;
-    for (const auto& [key, of] : fds_)
-      if ((key >> 32) == static_cast<uint32_t>(e.pid))
-        inherited.push_back({FdKey(child, static_cast<uint32_t>(key)), of});
-    for (auto& [key, of] : inherited) fds_[key] = std::move(of);
+    auto parent = tables_.find(e.pid);
+    if (parent == tables_.end())
+      tables_.erase(child);
+    else if (flags & CLONE_FILES)
+      tables_[child] = parent->second;
+    else
+      tables_[child] = std::make_shared<FdTable>(*parent->second);
   }
 }
 
@@ -238,7 +271,7 @@ static bool NamesItsDirFd(const Event& e, int path) {
 }
 
 bool FsBase::KnownFd(const Event& e, int idx) const {
-  return fds_.count(FdKey(e.pid, e.args[idx].i)) != 0;
+  return FindFd(e.pid, e.args[idx].i) != nullptr;
 }
 
 bool FsBase::Keep(const Event& e) {
@@ -663,11 +696,10 @@ void FsBase::Throttle() {
 bool FsBase::Apply(const Event& e) {
   const trace::CallSpec& spec = e.spec();
   bool ok = !e.failed();
-  auto fdkey = [&](int64_t fd) { return FdKey(e.pid, fd); };
   auto path = [&](int idx) -> const std::string& { return Resolve(e, idx); };
-  auto open_file = [&](int idx) -> OpenFile* {
-    auto it = fds_.find(fdkey(e.args[idx].i));
-    return it == fds_.end() ? nullptr : &it->second;
+  auto open_file = [&](int idx) -> Description* {
+    Fd* fd = FindFd(e.pid, e.args[idx].i);
+    return fd ? fd->d.get() : nullptr;
   };
   switch (e.call) {
     case CallId::open:
@@ -680,14 +712,15 @@ bool FsBase::Apply(const Event& e) {
       // (Nor a directory fd ever deeper, opened relative to the one before: not kept.)
       if (name.size() > 4 * kMaxName) return false;
       int64_t flags = e.call == CallId::creat ? (O_CREAT | O_WRONLY | O_TRUNC) : e.args[idx + 1].i;
-      OpenFile& of = fds_[fdkey(e.ret)];
-      of.name = name;
-      of.sync = (flags & (O_SYNC | O_DSYNC)) != 0;
-      of.cloexec = (flags & O_CLOEXEC) != 0;
+      auto d = std::make_shared<Description>();
+      d->name = name;
+      d->sync = (flags & (O_SYNC | O_DSYNC)) != 0;
+      d->append = (flags & O_APPEND) != 0;
       bool existed = false;
       File& f = FileNamed(name, &existed);
-      of.file = &f;
-      of.names_gen = names_gen_;
+      d->file = &f;
+      d->names_gen = names_gen_;
+      TableOf(e.pid)[e.ret] = Fd{std::move(d), (flags & O_CLOEXEC) != 0};
       f.unlinked = false;
       if (flags & O_DIRECTORY) f.is_dir = true;
       if ((flags & O_CREAT) && !existed) {
@@ -702,20 +735,26 @@ bool FsBase::Apply(const Event& e) {
       return false;
     }
     case CallId::close:
-      fds_.erase(fdkey(e.args[0].i));
+      if (auto t = tables_.find(e.pid); t != tables_.end()) t->second->erase(e.args[0].i);
+      return false;
+    case CallId::lseek:
+      if (Description* of = open_file(0); ok && of) of->pos = static_cast<uint64_t>(e.ret);
       return false;
     case CallId::write:
     case CallId::pwrite64:
     case CallId::writev:
     case CallId::pwritev:
     case CallId::pwritev2: {
-      OpenFile* of = open_file(0);
+      Description* of = open_file(0);
       if (!ok || e.ret <= 0 || !of) return false;
       File& f = FileOf(*of);
-      bool positional =
-          e.call == CallId::pwrite64 || e.call == CallId::pwritev || e.call == CallId::pwritev2;
-      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.size;  // appends
+      // pwritev2 at offset -1 writes at the file position, as write does.
+      bool positional = e.call == CallId::pwrite64 || e.call == CallId::pwritev ||
+                        (e.call == CallId::pwritev2 && e.args[3].i != -1);
+      uint64_t off = of->append ? f.size : of->pos;
+      if (positional) off = static_cast<uint64_t>(e.args[3].i);
       uint64_t end = off + static_cast<uint64_t>(e.ret);
+      if (!positional) of->pos = end;
       bool grows = end > f.size;
       MakeDirty(f, off, end);
       f.size = std::max(f.size, end);
@@ -740,12 +779,17 @@ bool FsBase::Apply(const Event& e) {
     case CallId::readv:
     case CallId::preadv:
     case CallId::preadv2: {
-      OpenFile* of = open_file(0);
+      Description* of = open_file(0);
       if (!ok || e.ret <= 0 || !of) return false;
       File& f = FileOf(*of);
-      bool positional = e.call != CallId::read && e.call != CallId::readv;
-      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : f.cached_to;
+      // read, readv and preadv2 at offset -1 read at the file position and move it. (Until stop
+      // 31 they read where the cached part of the file ended: a file every process of a build
+      // reads from its start, a library's ELF header, went to the disk again in each one.)
+      bool positional = e.call == CallId::pread64 || e.call == CallId::preadv ||
+                        (e.call == CallId::preadv2 && e.args[3].i != -1);
+      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : of->pos;
       uint64_t end = off + static_cast<uint64_t>(e.ret);
+      if (!positional) of->pos = end;
       if (end <= f.cached_to) return false;
       Place(f, end);
       std::vector<uint64_t> tags;
@@ -758,7 +802,7 @@ bool FsBase::Apply(const Event& e) {
     }
     case CallId::fsync:
     case CallId::fdatasync: {
-      OpenFile* of = open_file(0);
+      Description* of = open_file(0);
       if (!of) return false;
       Fsync(FileOf(*of), e.call == CallId::fdatasync);
       return true;
@@ -766,7 +810,7 @@ bool FsBase::Apply(const Event& e) {
     case CallId::sync_file_range: {
       // SYNC_FILE_RANGE_WRITE starts writeback of the file's data (the whole file here);
       // WAIT_AFTER waits for it. No journal commit, no flush: it is not an integrity sync.
-      OpenFile* of = open_file(0);
+      Description* of = open_file(0);
       if (!ok || !of) return false;
       std::vector<uint64_t> tags;
       if (e.args[3].i & 2 /*SYNC_FILE_RANGE_WRITE*/) WriteBack(FileOf(*of), &tags);
@@ -779,7 +823,7 @@ bool FsBase::Apply(const Event& e) {
       return true;
     case CallId::ftruncate:
     case CallId::fallocate: {
-      OpenFile* of = open_file(0);
+      Description* of = open_file(0);
       if (ok && of) MetadataChanged(FileOf(*of), 0);
       return false;
     }
@@ -832,6 +876,20 @@ bool FsBase::Apply(const Event& e) {
       if (files_.Erase(name)) ++names_gen_;  // fds naming it name a new file from now
       return false;
     }
+    case CallId::sendfile:
+    case CallId::copy_file_range: {
+      // Not modelled (counted below), but they move the positions they use: an offset pointer
+      // of -1 stands for NULL.
+      if (!ok || e.ret <= 0) break;
+      bool cfr = e.call == CallId::copy_file_range;
+      int in = cfr ? 0 : 1, out = cfr ? 2 : 0;
+      bool in_moves = e.args[cfr ? 1 : 2].i == -1, out_moves = !cfr || e.args[3].i == -1;
+      Description* from = open_file(in);
+      Description* to = open_file(out);
+      if (from && in_moves) from->pos += static_cast<uint64_t>(e.ret);
+      if (to && out_moves) to->pos += static_cast<uint64_t>(e.ret);
+      break;
+    }
     default:
       break;
   }
@@ -852,7 +910,7 @@ bool FsBase::Apply(const Event& e) {
       }
       // fchmod, fchown, fsetxattr, futimens (utimensat with a null path): the open file.
       if (!by_path && fd_arg >= 0 && spec.effect == Effect::kSetAttr) {
-        if (OpenFile* of = open_file(fd_arg)) MetadataChanged(FileOf(*of), 0);
+        if (Description* of = open_file(fd_arg)) MetadataChanged(FileOf(*of), 0);
         return false;
       }
       for (int i = 0; i < spec.nargs; ++i)

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <memory_resource>
 #include <string>
 #include <unordered_map>
@@ -62,14 +63,24 @@ struct File {
 };
 
 class FsBase {
-  // What an fd names: a path, and the file it named when last looked up.
-  struct OpenFile {
-    std::string name;
-    bool sync = false;
-    bool cloexec = false;    // O_CLOEXEC: gone after an execve
+  // An open file description: what an open made, shared by every fd that dup and fork make from
+  // it, as in the kernel, so they share one file position (a shell's `> log` written by its
+  // children in turn, a read of a file the parent began).
+  struct Description {
+    std::string name;        // the path it was opened by
+    bool sync = false;       // O_SYNC/O_DSYNC
+    bool append = false;     // O_APPEND: every write at the end
     File* file = nullptr;    // cache of files_[name]
     uint64_t names_gen = 0;  // valid while names_gen_ is this
+    uint64_t pos = 0;        // the file position read, write and lseek move
   };
+  struct Fd {
+    std::shared_ptr<Description> d;
+    bool cloexec = false;  // FD_CLOEXEC: gone after an execve (per fd, not per description)
+  };
+  // A process's fds (threads share their process's; clone(CLONE_FILES) shares one between
+  // processes).
+  using FdTable = std::unordered_map<int64_t, Fd>;
 
  public:
   FsBase(DeviceModel& dev, const FsModelOptions& o) : dev_(dev), o_(o) {}
@@ -171,12 +182,16 @@ class FsBase {
   const std::string& Resolve(const trace::Event& e, int idx);
   // The file an open fd names: the file its name names now (cached until a name is removed
   // or renamed).
-  File& FileOf(OpenFile& of);
-  void AddEntry(MetaBlock dir, int delta);
-  // fds_ is keyed by process and fd.
-  static uint64_t FdKey(int64_t pid, int64_t fd) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(fd);
+  File& FileOf(Description& d);
+  // The fd `fd` of process `pid`, null if the model does not know it as open.
+  Fd* FindFd(int64_t pid, int64_t fd);
+  const Fd* FindFd(int64_t pid, int64_t fd) const {
+    return const_cast<FsBase*>(this)->FindFd(pid, fd);
   }
+  // The fd table of process `pid`, made empty if it has none; `own`: not shared with another
+  // process (copied first if it is: exec and close_range(CLOSE_RANGE_UNSHARE) unshare it).
+  FdTable& TableOf(int64_t pid, bool own = false);
+  void AddEntry(MetaBlock dir, int delta);
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
@@ -204,11 +219,14 @@ class FsBase {
   uint64_t names_gen_ = 1;         // bumped when a name of files_ goes or names another file
   std::deque<File*> dirty_order_;  // in the order they became dirty (a file may be in it twice)
   uint64_t writebacks_waited_ = 0;
-  std::unordered_map<uint64_t, OpenFile> fds_;
+  // By process (pid: the thread group). Per process, so that a fork copies, and an exec or exit
+  // scans, only that process's fds (one map of every process's fds made N forks of a process
+  // with N fds cost N^2).
+  std::unordered_map<int64_t, std::shared_ptr<FdTable>> tables_;
   NameTable<MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
   std::unordered_map<MetaBlock, File*> dir_files_;
-  std::unordered_map<int32_t, std::string> cwd_;  // by pid
+  std::unordered_map<int64_t, std::string> cwd_;  // by pid
   std::string initial_cwd_ = "/";
   uint64_t next_inode_ = 0;
   MetaBlock next_dir_block_ = 1 << 18;

@@ -487,6 +487,36 @@ elif kind == "cloexec":
     ev(1, 1, "execve", 3000, 1000, 0, {"pathname": "/bin/true"})
     ev(1, 1, "pipe2", 5000, 1000, 0, {"fds": "[3, 4]", "flags": 0})
     ev(1, 1, "read", 7000, 10**9, 1, {"fd": 3, "count": 1})
+elif kind == "shared":
+    # 50 processes forked one after the other each read a file's first 832 bytes (the loader
+    # reading a library's ELF header): one read goes to the disk, the rest find it cached.
+    t = 1000
+    for i in range(50):
+        pid = 10 + i
+        ev(1, 1, "fork", t, 1000, pid, {})
+        ev(pid, pid, "openat", t + 2000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/lib",
+                                                   "flags": "O_RDONLY|O_CLOEXEC", "mode": 0})
+        ev(pid, pid, "read", t + 4000, 1000, 832, {"fd": 3, "count": 832})
+        ev(pid, pid, "close", t + 6000, 1000, 0, {"fd": 3})
+        ev(pid, pid, "exit_group", t + 8000, 0, 0, {"status": 0})
+        t += 10000
+elif kind == "overwrite":
+    # A file written, sought back to its start and written over: 4 KiB of data, not 8.
+    ev(1, 1, "openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": "O_WRONLY|O_CREAT", "mode": 420})
+    ev(1, 1, "write", 3000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "lseek", 5000, 1000, 0, {"fd": 3, "offset": 0, "whence": "SEEK_SET"})
+    ev(1, 1, "write", 7000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "sync", 9000, 1000, 0, {})
+elif kind == "forkpos":
+    # A parent's fd and its child's copy share one file position: the parent writes 4 KiB,
+    # the child 4 KiB after it, the parent 4 KiB after the child's: 12 KiB of data.
+    ev(1, 1, "openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/log", "flags": "O_WRONLY|O_CREAT|O_TRUNC", "mode": 420})
+    ev(1, 1, "write", 3000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "fork", 5000, 1000, 2, {})
+    ev(2, 2, "write", 7000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(2, 2, "exit_group", 9000, 0, 0, {"status": 0})
+    ev(1, 1, "write", 11000, 1000, 4096, {"fd": 3, "count": 4096})
+    ev(1, 1, "sync", 13000, 1000, 0, {})
 elif kind == "reuse":
     ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
@@ -497,7 +527,7 @@ elif kind == "reuse":
 PY
 }
 more_ok=1
-for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec"; do
+for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec" "shared" "overwrite" "forkpos"; do
   n=${k// /}
   gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
     { more_ok=0; fail "import $n: $(cat more.err)"; }
@@ -558,6 +588,14 @@ if [[ $more_ok == 1 ]]; then
   judge "a >= 1.0" \
     "an O_CLOEXEC fd is gone after execve: the pipe read on its number keeps its second ($a s)" \
     "stale fd after execve: the pipe read was priced as a file read ($a s, expected >= 1 s)" "$a"
+  a=$(mj shared --disk hdd-7200 | field bytes_read)
+  judge "0 < a <= 8192" \
+    "50 processes reading one file's first 832 bytes: $a bytes read from the disk" \
+    "50 processes reading one file's first 832 bytes: $a bytes read from the disk (expected at most 8192)" "$a"
+  a=$(mj overwrite --disk nvme-plp | field data) b=$(mj forkpos --disk nvme-plp | field data)
+  judge "a == 4096 and b == 12288" \
+    "writes go at the file position: $a data bytes after lseek and overwrite, $b from a parent and child sharing an fd" \
+    "file positions: $a data bytes after lseek and overwrite (expected 4096), $b from a shared fd (expected 12288)" "$a" "$b"
 fi
 
 echo '{"type": "ssd", "name": "bad"}' > bad.json

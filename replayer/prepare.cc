@@ -84,6 +84,13 @@ void InitialState::Exists(const std::string& n, char type) {
   }
 }
 
+void InitialState::Executable(const std::string& n) {
+  // A file the program found executable (make and the shells look up commands with
+  // access(X_OK)) but whose mode no snapshot gave: the default 0644 would fail the check.
+  auto in = initial_.find(n);
+  if (in != initial_.end() && in->second.mode == 0) in->second.mode = 0755;
+}
+
 void InitialState::Absent(const std::string& n) {
   if (!Known(n) && Admit(n)) now_[n] = Now::kAbsent;
 }
@@ -222,6 +229,7 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, e.call == CallId::truncate ? 'f' : '?');
       else if (err == ENOENT)
         Absent(n);
+      if (ok && e.call == CallId::access && (e.args[1].i & X_OK)) Executable(n);
       break;
     }
     case CallId::newfstatat:
@@ -237,6 +245,9 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, '?');
       else if (err == ENOENT)
         Absent(n);
+      if (ok && (e.call == CallId::faccessat || e.call == CallId::faccessat2) &&
+          (e.args[2].i & X_OK))
+        Executable(n);
       break;
     }
     case CallId::readlink:

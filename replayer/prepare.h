@@ -53,6 +53,7 @@ class InitialState {
   bool Known(const std::string& n) const { return now_.count(n) != 0; }
   void Exists(const std::string& n, char type);
   void Absent(const std::string& n);
+  void Executable(const std::string& n);  // found executable: 0755 unless a mode is known
   void Created(const std::string& n, char type);
   void Removed(const std::string& n);
   void AtLeast(const std::string& n, uint64_t size);

@@ -1,6 +1,7 @@
 // TraceWriter; see writer.h.
 #include "traces/writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -53,14 +54,16 @@ int64_t TraceWriter::Watermark(const Stream* except) const {
   return w;
 }
 
-Status TraceWriter::Flush(Stream& s) {
+Status TraceWriter::Flush(Stream& s) { return Flush(s, Watermark(&s)); }
+
+Status TraceWriter::Flush(Stream& s, int64_t watermark) {
   if (s.encoder->empty()) return {};
   size_t need = s.encoder->MaxOutputBytes();
   if (out_cap_ < need) {
     out_.reset(new uint8_t[need]);
     out_cap_ = need;
   }
-  size_t n = s.encoder->Finish(compressor_, Watermark(&s), out_.get(), out_cap_);
+  size_t n = s.encoder->Finish(compressor_, watermark, out_.get(), out_cap_);
   if (n == 0) return Status::Error("chunk compression failed");
   ++chunks_;
   return Write(out_.get(), n);
@@ -115,9 +118,32 @@ Status TraceWriter::EndStream(uint32_t pid, uint32_t tid) {
 }
 
 Status TraceWriter::FlushIdle(int64_t ns) {
-  for (auto& [key, s] : streams_)
-    if (!s.encoder->empty() && s.last_start_ns < ns)
-      if (Status st = Flush(s); !st.ok()) return st;
+  return FlushAll([ns](const Stream& s) { return s.last_start_ns < ns; });
+}
+
+template <typename Pred>
+Status TraceWriter::FlushAll(Pred pred) {
+  // In order of first pending event, so that each chunk's watermark is as high as it can be:
+  // the first pending event of the streams left, which is the next one's in the order or that of
+  // a stream not flushed. One pass and a sort, not a scan of every stream per chunk (20,000
+  // threads took 17 s to close).
+  std::vector<Stream*> flush;
+  int64_t rest = promise_;
+  for (auto& [key, s] : streams_) {
+    if (s.encoder->empty()) continue;
+    if (pred(s))
+      flush.push_back(&s);
+    else
+      rest = std::min(rest, s.encoder->min_start_ns());
+  }
+  std::stable_sort(flush.begin(), flush.end(), [](const Stream* a, const Stream* b) {
+    return a->encoder->min_start_ns() < b->encoder->min_start_ns();
+  });
+  for (size_t i = 0; i < flush.size(); ++i) {
+    int64_t w = rest;
+    if (i + 1 < flush.size()) w = std::min(w, flush[i + 1]->encoder->min_start_ns());
+    if (Status st = Flush(*flush[i], w); !st.ok()) return st;
+  }
   return {};
 }
 
@@ -132,16 +158,7 @@ Status TraceWriter::Close(uint64_t dropped_events, bool incomplete) {
   if (closed_) return {};
   closed_ = true;
   promise_ = std::numeric_limits<int64_t>::max();
-  // Flush in order of first pending event so each chunk's watermark is as high as it can be.
-  for (;;) {
-    Stream* next = nullptr;
-    for (auto& [key, s] : streams_)
-      if (!s.encoder->empty() &&
-          (next == nullptr || s.encoder->min_start_ns() < next->encoder->min_start_ns()))
-        next = &s;
-    if (next == nullptr) break;
-    if (Status st = Flush(*next); !st.ok()) return st;
-  }
+  if (Status st = FlushAll([](const Stream&) { return true; }); !st.ok()) return st;
   EndRecord end{events_, chunks_, dropped_events, incomplete ? 1u : 0u};
   uint8_t buf[kMaxEndRecordBytes];
   if (Status st = Write(buf, EncodeEndRecord(end, buf)); !st.ok()) return st;

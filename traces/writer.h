@@ -68,8 +68,12 @@ class TraceWriter {
   TraceWriter(std::FILE* f, bool owned, const WriterOptions& options);
   Status Write(const void* p, size_t n);
   Status Flush(Stream& s);
+  Status Flush(Stream& s, int64_t watermark);
   // Flushes, as partial chunks, the streams with pending events and none started since ns.
   Status FlushIdle(int64_t ns);
+  // Flushes the streams with pending events for which pred(stream).
+  template <typename Pred>
+  Status FlushAll(Pred pred);
   int64_t Watermark(const Stream* except) const;
 
   ChunkCompressor compressor_;

@@ -162,36 +162,54 @@ File& FsBase::FileOf(Description& d) {
   return *d.file;
 }
 
-FsBase::Fd* FsBase::FindFd(int64_t pid, int64_t fd) {
+const FsBase::Fd* FsBase::FindFd(int64_t pid, int64_t fd) const {
   auto t = tables_.find(pid);
   if (t == tables_.end()) return nullptr;
-  auto it = t->second->find(fd);
-  return it == t->second->end() ? nullptr : &it->second;
+  auto it = t->second->fds->find(fd);
+  return it == t->second->fds->end() ? nullptr : &it->second;
 }
 
-FsBase::FdTable& FsBase::TableOf(int64_t pid, bool own) {
-  std::shared_ptr<FdTable>& t = tables_[pid];
-  if (!t)
-    t = std::make_shared<FdTable>();
-  else if (own && t.use_count() > 1)
-    t = std::make_shared<FdTable>(*t);
-  return *t;
+std::shared_ptr<FsBase::FdTable> FsBase::NewTable(const FdTable* from) {
+  auto* t = from ? new FdTable(*from) : new FdTable();
+  live_fds_ += t->size();
+  return std::shared_ptr<FdTable>(t, [live = &live_fds_](FdTable* gone) {
+    *live -= gone->size();
+    delete gone;
+  });
+}
+
+FsBase::FdTable* FsBase::Writable(int64_t pid, bool unshare) {
+  std::shared_ptr<Files>& files = tables_[pid];
+  if (!files)
+    files = std::make_shared<Files>(Files{NewTable(nullptr)});
+  else if (unshare && files.use_count() > 1)
+    files = std::make_shared<Files>(Files{files->fds});
+  if (files->fds.use_count() > 1) {
+    if (live_fds_ + files->fds->size() > kMaxLiveFds) {
+      ++r_->not_modelled["(left out: a change to a copied fd table past 4 Mi open fds)"];
+      return nullptr;
+    }
+    files->fds = NewTable(files->fds.get());
+  }
+  // Only this Files holds the table now, and it was made writable by NewTable.
+  return const_cast<FdTable*>(files->fds.get());
+}
+
+void FsBase::SetFd(int64_t pid, int64_t fd, Fd entry) {
+  if (FdTable* t = Writable(pid)) {
+    auto [it, added] = t->insert_or_assign(fd, std::move(entry));
+    if (added) ++live_fds_;
+  }
+}
+
+void FsBase::EraseFd(int64_t pid, int64_t fd) {
+  if (!FindFd(pid, fd)) return;
+  if (FdTable* t = Writable(pid)) live_fds_ -= t->erase(fd);
 }
 
 void FsBase::Bookkeep(const Event& e) {
-  // The process's fds for which pred(fd, its entry) are closed.
-  auto drop_fds = [&](auto&& pred) {
-    FdTable& table = TableOf(e.pid, true);
-    for (auto it = table.begin(); it != table.end();)
-      if (pred(it->first, it->second))
-        it = table.erase(it);
-      else
-        ++it;
-  };
-  auto erase_fd = [&](int64_t fd) {
-    auto t = tables_.find(e.pid);
-    if (t != tables_.end()) t->second->erase(fd);
-  };
+  auto set_fd = [&](int64_t fd, Fd entry) { SetFd(e.pid, fd, std::move(entry)); };
+  auto erase_fd = [&](int64_t fd) { EraseFd(e.pid, fd); };
   // What no longer names a file the model knows: a process's fds when it is gone, its O_CLOEXEC
   // fds after an exec, a range closed at once, and an fd number that a call other than an open
   // hands out anew (a pipe, a socket).
@@ -201,17 +219,54 @@ void FsBase::Bookkeep(const Event& e) {
   }
   if (e.failed()) return;
   if (e.call == CallId::execve || e.call == CallId::execveat) {
-    drop_fds([](int64_t, const Fd& fd) { return fd.cloexec; });
+    // exec unshares a table shared by CLONE_FILES (its entries stay shared until changed), then
+    // closes the close-on-exec fds.
+    auto t = tables_.find(e.pid);
+    if (t != tables_.end()) {
+      if (t->second.use_count() > 1) t->second = std::make_shared<Files>(Files{t->second->fds});
+      const FdTable& fds = *t->second->fds;
+      bool any =
+          std::any_of(fds.begin(), fds.end(), [](const auto& fd) { return fd.second.cloexec; });
+      if (FdTable* table = any ? Writable(e.pid) : nullptr) {
+        for (auto it = table->begin(); it != table->end();) {
+          if (it->second.cloexec) {
+            it = table->erase(it);
+            --live_fds_;
+          } else {
+            ++it;
+          }
+        }
+      }
+    }
   } else if (e.call == CallId::close_range) {
     auto first = static_cast<uint64_t>(e.args[0].i), last = static_cast<uint64_t>(e.args[1].i);
-    auto in_range = [&](int64_t fd) {
-      return static_cast<uint64_t>(fd) >= first && static_cast<uint64_t>(fd) <= last;
-    };
-    if (e.args[2].i & CLOSE_RANGE_CLOEXEC) {
-      for (auto& [fd, entry] : TableOf(e.pid, e.args[2].i & CLOSE_RANGE_UNSHARE))
-        if (in_range(fd)) entry.cloexec = true;
-    } else {
-      drop_fds([&](int64_t fd, const Fd&) { return in_range(fd); });
+    bool cloexec = e.args[2].i & CLOSE_RANGE_CLOEXEC;
+    FdTable* table = nullptr;
+    if (first <= last && tables_.count(e.pid))
+      table = Writable(e.pid, e.args[2].i & CLOSE_RANGE_UNSHARE);
+    if (table) {
+      auto change = [&](FdTable::iterator it) {
+        if (cloexec) {
+          it->second.cloexec = true;
+          return std::next(it);
+        }
+        --live_fds_;
+        return table->erase(it);
+      };
+      // A narrow range is looked up fd by fd: a scan of the table per call made a program
+      // closing its fds one range at a time cost the square of their number.
+      if (last - first < table->size()) {
+        for (uint64_t fd = first;; ++fd) {
+          if (auto it = table->find(static_cast<int64_t>(fd)); it != table->end()) change(it);
+          if (fd == last) break;
+        }
+      } else {
+        for (auto it = table->begin(); it != table->end();)
+          if (static_cast<uint64_t>(it->first) >= first && static_cast<uint64_t>(it->first) <= last)
+            it = change(it);
+          else
+            ++it;
+      }
     }
   } else if (e.spec().effect == Effect::kNotFile) {
     if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) erase_fd(e.ret);
@@ -226,15 +281,23 @@ void FsBase::Bookkeep(const Event& e) {
       e.call == CallId::dup || e.call == CallId::dup2 || e.call == CallId::dup3 ||
       (e.call == CallId::fcntl && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC));
   if (dup) {
-    // The new fd names the old one's description (dup2/dup3 close what was there first).
-    erase_fd(e.ret);
-    if (const Fd* old = FindFd(e.pid, e.args[0].i)) {
-      Fd copy{old->d, (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
-                          (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC))};
-      TableOf(e.pid)[e.ret] = std::move(copy);
+    // The new fd names the old one's description (dup2/dup3 close what was there first; dup2
+    // of an fd onto itself does nothing).
+    if (e.call == CallId::dup2 && e.ret == e.args[0].i) return;
+    const Fd* old = FindFd(e.pid, e.args[0].i);
+    if (!old) {
+      erase_fd(e.ret);
+      return;
     }
+    Fd copy{old->d, (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
+                        (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC))};
+    set_fd(e.ret, std::move(copy));
   } else if (e.call == CallId::fcntl && e.args[1].i == F_SETFD) {
-    if (Fd* fd = FindFd(e.pid, e.args[0].i)) fd->cloexec = (e.args[2].i & FD_CLOEXEC) != 0;
+    if (const Fd* fd = FindFd(e.pid, e.args[0].i);
+        fd && fd->cloexec != bool(e.args[2].i & FD_CLOEXEC))
+      set_fd(e.args[0].i, Fd{fd->d, (e.args[2].i & FD_CLOEXEC) != 0});
+  } else if (e.call == CallId::fcntl && e.args[1].i == F_SETFL) {
+    if (const Fd* fd = FindFd(e.pid, e.args[0].i)) fd->d->append = (e.args[2].i & O_APPEND) != 0;
   } else if (e.call == CallId::chdir) {
     // Resolved before the process's entry exists: a new one would be an empty cwd, and a
     // process's first relative chdir would go from / instead of the trace's cwd.
@@ -253,15 +316,19 @@ void FsBase::Bookkeep(const Event& e) {
     uint64_t flags = by_clone ? static_cast<uint64_t>(e.args[0].i) : 0;
     if (flags & CLONE_THREAD) return;
     auto child = static_cast<int64_t>(e.ret);
+    if (child == e.pid) return;  // (a hostile trace's)
     auto it = cwd_.find(e.pid);
     cwd_[child] = it != cwd_.end() ? it->second : initial_cwd_;
-    auto parent = tables_.find(e.pid);
-    if (parent == tables_.end())
+    if (flags & CLONE_FILES) {
+      Writable(e.pid);  // made now if it has none, to be shared
+      std::shared_ptr<Files> shared = tables_[e.pid];
+      tables_[child] = std::move(shared);
+    } else if (auto parent = tables_.find(e.pid); parent != tables_.end()) {
+      auto copy = std::make_shared<Files>(Files{parent->second->fds});  // copy on write
+      tables_[child] = std::move(copy);
+    } else {
       tables_.erase(child);
-    else if (flags & CLONE_FILES)
-      tables_[child] = parent->second;
-    else
-      tables_[child] = std::make_shared<FdTable>(*parent->second);
+    }
   }
 }
 
@@ -698,7 +765,7 @@ bool FsBase::Apply(const Event& e) {
   bool ok = !e.failed();
   auto path = [&](int idx) -> const std::string& { return Resolve(e, idx); };
   auto open_file = [&](int idx) -> Description* {
-    Fd* fd = FindFd(e.pid, e.args[idx].i);
+    const Fd* fd = FindFd(e.pid, e.args[idx].i);
     return fd ? fd->d.get() : nullptr;
   };
   switch (e.call) {
@@ -720,7 +787,7 @@ bool FsBase::Apply(const Event& e) {
       File& f = FileNamed(name, &existed);
       d->file = &f;
       d->names_gen = names_gen_;
-      TableOf(e.pid)[e.ret] = Fd{std::move(d), (flags & O_CLOEXEC) != 0};
+      SetFd(e.pid, e.ret, Fd{std::move(d), (flags & O_CLOEXEC) != 0});
       f.unlinked = false;
       if (flags & O_DIRECTORY) f.is_dir = true;
       if ((flags & O_CREAT) && !existed) {
@@ -735,10 +802,12 @@ bool FsBase::Apply(const Event& e) {
       return false;
     }
     case CallId::close:
-      if (auto t = tables_.find(e.pid); t != tables_.end()) t->second->erase(e.args[0].i);
+      EraseFd(e.pid, e.args[0].i);
       return false;
     case CallId::lseek:
-      if (Description* of = open_file(0); ok && of) of->pos = static_cast<uint64_t>(e.ret);
+      // (A position past 2^62 is no real file's: left where it was.)
+      if (Description* of = open_file(0); ok && of && e.ret <= kMaxOffset)
+        of->pos = static_cast<uint64_t>(e.ret);
       return false;
     case CallId::write:
     case CallId::pwrite64:
@@ -748,11 +817,15 @@ bool FsBase::Apply(const Event& e) {
       Description* of = open_file(0);
       if (!ok || e.ret <= 0 || !of) return false;
       File& f = FileOf(*of);
-      // pwritev2 at offset -1 writes at the file position, as write does.
+      // pwritev2 at offset -1 writes at the file position, as write does. On an O_APPEND fd
+      // (or with RWF_APPEND) every write goes to the end, pwrite's too (pwrite(2), BUGS), and
+      // a positional one leaves the position alone.
       bool positional = e.call == CallId::pwrite64 || e.call == CallId::pwritev ||
                         (e.call == CallId::pwritev2 && e.args[3].i != -1);
-      uint64_t off = of->append ? f.size : of->pos;
-      if (positional) off = static_cast<uint64_t>(e.args[3].i);
+      bool append =
+          of->append || (e.call == CallId::pwritev2 && (e.args[4].i & 0x10 /*RWF_APPEND*/));
+      uint64_t off = positional ? static_cast<uint64_t>(e.args[3].i) : of->pos;
+      if (append) off = f.size;
       uint64_t end = off + static_cast<uint64_t>(e.ret);
       if (!positional) of->pos = end;
       bool grows = end > f.size;

@@ -78,9 +78,14 @@ class FsBase {
     std::shared_ptr<Description> d;
     bool cloexec = false;  // FD_CLOEXEC: gone after an execve (per fd, not per description)
   };
-  // A process's fds (threads share their process's; clone(CLONE_FILES) shares one between
-  // processes).
   using FdTable = std::unordered_map<int64_t, Fd>;
+  // One per fd table the kernel would have: threads use their process's, and processes made
+  // with CLONE_FILES share one. A fork's child gets a Files of its own whose entries it shares
+  // with its parent's until either changes them (copy on write: N children of a process with N
+  // fds keep N entries, not N^2, until they close or open one).
+  struct Files {
+    std::shared_ptr<const FdTable> fds;
+  };
 
  public:
   FsBase(DeviceModel& dev, const FsModelOptions& o) : dev_(dev), o_(o) {}
@@ -183,14 +188,18 @@ class FsBase {
   // The file an open fd names: the file its name names now (cached until a name is removed
   // or renamed).
   File& FileOf(Description& d);
-  // The fd `fd` of process `pid`, null if the model does not know it as open.
-  Fd* FindFd(int64_t pid, int64_t fd);
-  const Fd* FindFd(int64_t pid, int64_t fd) const {
-    return const_cast<FsBase*>(this)->FindFd(pid, fd);
-  }
-  // The fd table of process `pid`, made empty if it has none; `own`: not shared with another
-  // process (copied first if it is: exec and close_range(CLOSE_RANGE_UNSHARE) unshare it).
-  FdTable& TableOf(int64_t pid, bool own = false);
+  // The fd `fd` of process `pid`, null if the model does not know it as open. (The entry is
+  // read-only: it may be shared with other processes' tables. Its description is shared anyway.)
+  const Fd* FindFd(int64_t pid, int64_t fd) const;
+  // The fd table of process `pid` to change, made empty if it has none, and copied first if its
+  // entries are shared with a fork's: `unshare`, a Files shared by CLONE_FILES is left to the
+  // other processes (exec, close_range(CLOSE_RANGE_UNSHARE)). Null when copying would pass
+  // kMaxLiveFds: the change is left out and counted.
+  FdTable* Writable(int64_t pid, bool unshare = false);
+  void SetFd(int64_t pid, int64_t fd, Fd entry);
+  void EraseFd(int64_t pid, int64_t fd);
+  // A table holding a copy of `from` (or empty), counted in live_fds_ while it lives.
+  std::shared_ptr<FdTable> NewTable(const FdTable* from);
   void AddEntry(MetaBlock dir, int delta);
   void Throttle();
   void MakeDirty(File& f, uint64_t from, uint64_t to);
@@ -219,10 +228,15 @@ class FsBase {
   uint64_t names_gen_ = 1;         // bumped when a name of files_ goes or names another file
   std::deque<File*> dirty_order_;  // in the order they became dirty (a file may be in it twice)
   uint64_t writebacks_waited_ = 0;
+  // Entries in all tables (declared before tables_, whose tables count themselves out as they
+  // go), and the most kept at once: a small trace of forks that each change a table of many fds
+  // would otherwise keep forks x fds entries (4 Mi entries: about 300 MB).
+  uint64_t live_fds_ = 0;
+  static constexpr uint64_t kMaxLiveFds = 1ull << 22;
   // By process (pid: the thread group). Per process, so that a fork copies, and an exec or exit
   // scans, only that process's fds (one map of every process's fds made N forks of a process
   // with N fds cost N^2).
-  std::unordered_map<int64_t, std::shared_ptr<FdTable>> tables_;
+  std::unordered_map<int64_t, std::shared_ptr<Files>> tables_;
   NameTable<MetaBlock> dir_blocks_;
   std::unordered_map<MetaBlock, uint64_t> dir_entries_;
   std::unordered_map<MetaBlock, File*> dir_files_;

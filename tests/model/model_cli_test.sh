@@ -517,6 +517,30 @@ elif kind == "forkpos":
     ev(2, 2, "exit_group", 9000, 0, 0, {"status": 0})
     ev(1, 1, "write", 11000, 1000, 4096, {"fd": 3, "count": 4096})
     ev(1, 1, "sync", 13000, 1000, 0, {})
+elif kind == "fdsem":
+    # fd semantics a review found wrong in stop 31's first version, each ending with a sync
+    # (data bytes): dup2 of an fd onto itself keeps it (8 KiB); pwrite on an O_APPEND fd
+    # appends (8 KiB); close_range in a process sharing its table by CLONE_FILES closes the fd
+    # for both (0); CLONE_FILES from a process with no fds yet shares the fds opened later (4 KiB).
+    T = [1000]
+    def e(pid, name, ret, args):
+        ev(pid, pid, name, T[0], 1000, ret, args)
+        T[0] += 2000
+    def op(pid, fd, flags="O_RDWR|O_CREAT"):
+        e(pid, "openat", fd, {"dirfd": "AT_FDCWD", "path": "/w/f", "flags": flags, "mode": 420})
+    def w(pid, fd):
+        e(pid, "write", 4096, {"fd": fd, "count": 4096})
+    if arg == "dupself":
+        op(1, 3); w(1, 3); e(1, "dup2", 3, {"oldfd": 3, "newfd": 3}); w(1, 3)
+    elif arg == "appendpw":
+        op(1, 3, "O_WRONLY|O_CREAT|O_APPEND"); w(1, 3)
+        e(1, "pwrite64", 4096, {"fd": 3, "count": 4096, "offset": 0})
+    elif arg == "crshare":
+        op(1, 3); e(1, "clone", 2, {"flags": "CLONE_FILES|SIGCHLD"})
+        e(2, "close_range", 0, {"first": 3, "last": 2**32 - 1, "flags": 0}); w(1, 3)
+    elif arg == "cfnotab":
+        e(1, "clone", 2, {"flags": "CLONE_FILES|SIGCHLD"}); op(1, 3); w(2, 3)
+    e(1, "sync", 0, {})
 elif kind == "reuse":
     ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
@@ -527,7 +551,8 @@ elif kind == "reuse":
 PY
 }
 more_ok=1
-for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec" "shared" "overwrite" "forkpos"; do
+for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec" "shared" "overwrite" "forkpos" \
+  "fdsem dupself" "fdsem appendpw" "fdsem crshare" "fdsem cfnotab"; do
   n=${k// /}
   gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
     { more_ok=0; fail "import $n: $(cat more.err)"; }
@@ -596,6 +621,13 @@ if [[ $more_ok == 1 ]]; then
   judge "a == 4096 and b == 12288" \
     "writes go at the file position: $a data bytes after lseek and overwrite, $b from a parent and child sharing an fd" \
     "file positions: $a data bytes after lseek and overwrite (expected 4096), $b from a shared fd (expected 12288)" "$a" "$b"
+  got=""
+  for c in dupself appendpw crshare cfnotab; do got+="$(mj "fdsem$c" --disk nvme-plp | field data) "; done
+  if [[ $got == "8192 8192 0 4096 " ]]; then
+    ok "dup2 onto itself, pwrite with O_APPEND, close_range and CLONE_FILES: $got data bytes"
+  else
+    fail "dup2 onto itself, pwrite with O_APPEND, close_range and CLONE_FILES: $got data bytes (expected 8192 8192 0 4096)"
+  fi
 fi
 
 echo '{"type": "ssd", "name": "bad"}' > bad.json
@@ -642,8 +674,27 @@ save("h_comm.jsonl", [blk(0, 4096, "tar"), blk(10, 4096, "x]\n  8,0 0 999 0.0 0 
 # Block requests among calls: the model took it for a block trace and left every call out.
 save("h_mixed.jsonl", [op, blk(20, 4096, "tar")] + [ev("fsync", 100 + i, 0, fd=3) for i in range(50)])
 PY
+# 2,000 forks of a process with 3,000 fds, each child closing one (so its table is its own): 6
+# million live fds, past the model's 4 Mi; before stop 31 every fork also scanned every fd.
+python3 - << 'PY'
+import json
+print(json.dumps({"iorr_header": {"version": 1, "time_unit_ns": 1, "start_mono_ns": 0,
+                                  "start_wall_ns": 0, "fields": [["cwd", "/w"]]}}), file=open("h_forkfds.jsonl", "w"))
+with open("h_forkfds.jsonl", "a") as f:
+    t = 0
+    def ev(pid, call, ret, **args):
+        global t
+        f.write(json.dumps({"pid": pid, "tid": pid, "call": call, "start_ns": t, "end_ns": t + 10,
+                            "ret": ret, "errno": None, "args": args}) + "\n")
+        t += 20
+    for i in range(3000):
+        ev(1, "openat", 3 + i, dirfd="AT_FDCWD", path="/w/f%d" % (i % 10), flags="O_RDONLY", mode=0)
+    for j in range(2000):
+        ev(1, "fork", 10000 + j)
+        ev(10000 + j, "close", 0, fd=3)
+PY
 bounded() { (ulimit -v 2097152 && timeout 60 "$@"); }
-for n in empty tmax count deep blk comm mixed; do
+for n in empty tmax count deep blk comm mixed forkfds; do
   "$iorr" import jsonl "h_$n.jsonl" -o "h_$n.iorr" 2> "h_$n.err" || fail "import of h_$n: $(cat "h_$n.err")"
 done
 if bounded "$iorr" stats h_empty.iorr > /dev/null 2> h.err; then
@@ -656,6 +707,9 @@ else fail "model of hostile times or counts: status $?, $(cat h.err h2.err | hea
 if bounded "$iorr" model h_deep.iorr --fs ext4 > /dev/null 2> h.err; then
   ok "model: a chdir 5,000 steps deep in bounded memory"
 else fail "model of a deepening cwd: status $?, $(head -c 300 h.err)"; fi
+if bounded "$iorr" model h_forkfds.iorr --fs ext4 > /dev/null 2> h.err && grep -q 'past 4 Mi open fds' h.err; then
+  ok "model: forks that each change a copy of 3,000 fds stop at 4 Mi live fds ($(head -c 160 h.err))"
+else fail "model of many forks of many fds: status $?, $(head -c 300 h.err)"; fi
 if bounded "$iorr" export fio h_blk.iorr -o h.fio 2> h.err && grep -q 'impossible sizes' h.err &&
   bounded "$iorr" model h_blk.iorr --disk raid0-6x-ide > /dev/null 2> h2.err; then
   ok "a request of 2^63-1 bytes skipped by export fio; raid0 at a time near INT64_MAX ends"

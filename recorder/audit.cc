@@ -32,7 +32,7 @@ namespace iorr::recorder {
 namespace {
 
 // What the recording reads through each argument of each kernel call it records.
-enum Copy : uint8_t { kNone, kString, kIovec, kEight, kDirents };
+enum Copy : uint8_t { kNone, kString, kIovec, kEight, kDirents, kRetBytes };
 struct CopyTable {
   bool recorded[512];
   uint8_t copy[512][6];
@@ -50,6 +50,9 @@ constexpr CopyTable BuildCopyTable() {
           break;
         case ArgKind::kIovec:
           t.copy[c.nr][i] = kIovec;
+          break;
+        case ArgKind::kLinkTarget:  // readlink: the bytes it returned (no NUL)
+          t.copy[c.nr][i] = kRetBytes;
           break;
         case ArgKind::kOffsetPtr:
         case ArgKind::kOpenHow:
@@ -232,6 +235,10 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
         break;
       case kDirents:
         n = ret > 0 ? static_cast<uint32_t>(ret) : 0;
+        break;
+      case kRetBytes:
+        if (ret <= 0) continue;  // nothing was written: NULL, as the library stores it
+        n = ret < (1 << 16) ? static_cast<uint32_t>(ret) : (1u << 16);
         break;
     }
     uint8_t* dst = Reserve(end, n);

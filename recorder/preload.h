@@ -74,6 +74,7 @@ constexpr Stored StoredAs(trace::ArgKind k) {
       return Stored::kNothing;
     case K::kPath:
     case K::kStr:
+    case K::kLinkTarget:
     case K::kIovec:
     case K::kOffsetPtr:
     case K::kFdPair:
@@ -126,7 +127,8 @@ constexpr bool DirectCall(CallId id) {
       spec.effect == trace::Effect::kEscape)
     return false;
   for (int i = 0; i < spec.nargs; ++i)
-    if (!trace::IsString(spec.args[i].kind) && StoredAs(spec.args[i].kind) == Stored::kPointee)
+    if ((!trace::IsString(spec.args[i].kind) && StoredAs(spec.args[i].kind) == Stored::kPointee) ||
+        spec.args[i].kind == trace::ArgKind::kLinkTarget)  // not a C string: ArgValues reads it
       return false;
   return true;
 }

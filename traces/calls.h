@@ -51,6 +51,8 @@ enum class ArgKind : uint8_t {
   kBlockPhase,       // BLK_QUEUE, BLK_ISSUE, BLK_COMPLETE (traces/block.h)
   kBlockOp,          // BLK_* operation and flag bits, as blktrace's rwbs (traces/block.h)
   kInt,              // any other integer
+  kLinkTarget,       // readlink's buffer: the target, as many bytes as the call returned
+                     // (format version 3; not stored before)
 };
 
 // What a call does; the replayer and the model dispatch on this.
@@ -261,7 +263,9 @@ constexpr const CallSpec* SpecByName(std::string_view name) {
 }
 
 // True when an argument kind is stored as a string.
-constexpr bool IsString(ArgKind k) { return k == ArgKind::kPath || k == ArgKind::kStr; }
+constexpr bool IsString(ArgKind k) {
+  return k == ArgKind::kPath || k == ArgKind::kStr || k == ArgKind::kLinkTarget;
+}
 // True when an argument kind is stored at all.
 constexpr bool IsStored(ArgKind k) { return k != ArgKind::kBuf; }
 

@@ -9,8 +9,9 @@
 namespace iorr::trace {
 
 // 2: string references code "next" and "same", and a new `dirents` listing's names join the
-// chunk's string table (FORMAT.md 6.2). Readers read versions 1 and 2.
-inline constexpr uint16_t kFormatVersion = 2;
+// chunk's string table (FORMAT.md 6.2). 3: readlink and readlinkat store the target they read
+// (their `buf`). Readers read versions 1 to 3.
+inline constexpr uint16_t kFormatVersion = 3;
 inline constexpr uint16_t kMinFormatVersion = 1;
 
 // Every iorr record is a zstd skippable frame with this magic (0x184D2A50 + 0xE).

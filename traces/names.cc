@@ -1309,6 +1309,7 @@ void AppendArg(std::string& out, ArgKind k, int64_t v) {
     case ArgKind::kBuf:
     case ArgKind::kPath:
     case ArgKind::kStr:
+    case ArgKind::kLinkTarget:
     case ArgKind::kFd:
     case ArgKind::kOffset:
     case ArgKind::kInt:
@@ -1455,6 +1456,7 @@ std::optional<int64_t> ParseArg(ArgKind k, std::string_view token) {
     case ArgKind::kBuf:
     case ArgKind::kPath:
     case ArgKind::kStr:
+    case ArgKind::kLinkTarget:
       return std::nullopt;
     case ArgKind::kFd:
     case ArgKind::kDirFd:

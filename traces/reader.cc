@@ -34,7 +34,8 @@ struct DecodePlan {
 struct DecodePlans {
   DecodePlan plan[kMaxTag + 1];
 };
-constexpr DecodePlans MakePlans() {
+// version: the chunk's format version (readlink's target is stored from version 3 on).
+constexpr DecodePlans MakePlans(uint16_t version) {
   DecodePlans t{};
   for (const auto& c : kCalls) {
     DecodePlan& p = t.plan[c.tag];
@@ -42,7 +43,8 @@ constexpr DecodePlans MakePlans() {
     p.count_idx = static_cast<int8_t>(c.ret == Ret::kCount ? CountArgIndex(c) : -1);
     for (int i = 0; i < c.nargs; ++i) {
       ArgKind k = c.args[i].kind;
-      p.op[i] = k == ArgKind::kBuf                            ? kOpSkip
+      bool unstored = k == ArgKind::kBuf || (k == ArgKind::kLinkTarget && version < 3);
+      p.op[i] = unstored                                      ? kOpSkip
                 : IsString(k)                                 ? kOpStr
                 : (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kOpFd
                                                               : kOpInt;
@@ -51,7 +53,8 @@ constexpr DecodePlans MakePlans() {
   }
   return t;
 }
-constexpr DecodePlans kPlans = MakePlans();
+constexpr DecodePlans kPlans = MakePlans(kFormatVersion);
+constexpr DecodePlans kPlansV2 = MakePlans(2);  // versions 1 and 2
 
 }  // namespace
 
@@ -407,14 +410,17 @@ bool ChunkCursor::Next(Event* e) {
   e->tid = chunk_->meta.tid;
   e->start_ns = static_cast<int64_t>(static_cast<uint64_t>(start_u) * static_cast<uint64_t>(unit_));
   e->end_ns = static_cast<int64_t>(static_cast<uint64_t>(end_u) * static_cast<uint64_t>(unit_));
-  const DecodePlan& plan = kPlans.plan[spec->tag];
+  const DecodePlan& plan = (chunk_->version >= 3 ? kPlans : kPlansV2).plan[spec->tag];
   int str_idx[kMaxArgs];
   for (int i = 0; i < plan.nargs; ++i) {
     Arg& a = e->args[i];
     a = Arg{};
     str_idx[i] = -1;
     ArgOp op = plan.op[i];
-    if (op == kOpSkip) continue;
+    if (op == kOpSkip) {
+      a.null = IsString(spec->args[i].kind);  // a target a version before 3 did not store
+      continue;
+    }
     uint64_t v;
     if (op == kOpStr) {
       if (!get(kSecStrRefs, &v)) return Fail("string section ends early");

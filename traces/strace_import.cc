@@ -182,6 +182,21 @@ class Importer {
       if (i >= spec.nargs) break;
       ArgKind kind = spec.args[i].kind;
       if (kind == ArgKind::kBuf) continue;
+      if (kind == ArgKind::kLinkTarget) {
+        // readlink's buffer: the target strace printed, unless the call failed (a pointer) or
+        // strace cut it short (-s): then unknown, as a trace before format version 3 has it.
+        // (MapArgs runs before the result is stored: it is read from the record.)
+        int64_t got = rec.has_ret && rec.err_name.empty() ? rec.ret : -1;
+        bool truncated = false;
+        auto s = got > 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
+        if (!s || truncated || s->size() != static_cast<size_t>(got)) {
+          e->args[i].null = true;
+          continue;
+        }
+        strings_[i] = std::move(*s);
+        e->args[i].s = strings_[i];
+        continue;
+      }
       if (IsString(kind)) {
         if (text == "NULL") {
           e->args[i].null = true;

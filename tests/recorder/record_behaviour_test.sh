@@ -4086,5 +4086,39 @@ else
   fail "own audit module: cannot build the test program"
 fi
 
+# readlink's target (format 3) from each way a call is caught: a wrapper (coreutils readlink),
+# a raw syscall() and glibc's internal readlink in realpath() (patched sites, or dispatch with
+# IORR_PATCH=0); a failed one has none.
+ln -s some-target-name rl-link
+cat > rl.c << 'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+  char b[64];
+  long n = syscall(SYS_readlink, "rl-link", b, sizeof b);
+  char* r = realpath("rl-link", NULL);
+  printf("%ld %s\n", n, r ? r : "(none)");
+  return 0;
+}
+C
+if cc -O2 rl.c -o rl-prog 2> /dev/null; then
+  for how in default IORR_PATCH=0; do
+    got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o rl.iorr -- sh -c 'readlink rl-link; ./rl-prog' 2>&1)
+    st=$?
+    "$iorr" dump rl.iorr > rl.txt 2>&1
+    n=$(grep -c '^\[.*readlink(".*rl-link", "some-target-name", [0-9]*) = 16 <' rl.txt)
+    nf=$(grep -c 'readlink(".*/some-target-name", NULL, [0-9]*) = -1 ENOENT' rl.txt)
+    if [[ $st == 0 && $n == 3 && $nf == 1 ]]; then
+      ok "readlink targets recorded ($how): 3 of 3, the failed one without ($(tr '\n' ' ' <<< "$got"))"
+    else
+      fail "readlink targets ($how): status $st, $n of 3 with the target, $nf failed without: $(grep readlink rl.txt | head -n 5)"
+    fi
+  done
+else
+  fail "readlink targets: cannot build the test program"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

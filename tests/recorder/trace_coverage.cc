@@ -113,6 +113,8 @@ uint64_t Detail(const trace::Event& e) {
         break;
       case trace::ArgKind::kPath:
       case trace::ArgKind::kStr:
+        // (Not readlink's target: strace prints a pointer for a failed call and cuts long ones,
+        // where the import then has none.)
         for (char ch : e.args[i].s.substr(0, 32)) h = Mix(h, static_cast<unsigned char>(ch));
         break;
       default:

@@ -438,8 +438,8 @@ TEST(Jsonl, EventErrorsNameTheField) {
   EXPECT_EQ(ErrorOf(R"({"iorr_note":1})"), "\"iorr_note\": not a string");
   EXPECT_EQ(ErrorOf(R"({"iorr_note":"x","pid":1})"),
             "\"iorr_note\": must be the only key of its line");
-  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":3}})"),
-            "\"iorr_header.version\": version 3 is not one this iorr reads (1..2)");
+  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":4}})"),
+            "\"iorr_header.version\": version 4 is not one this iorr reads (1..3)");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"time_unit_ns":7}})"),
             "\"iorr_header.time_unit_ns\": not 1, 10, 100 or 1000");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"fields":[["a","b"],["c"]]}})"),
@@ -519,6 +519,19 @@ TEST(Jsonl, SymbolicArgumentsAccepted) {
       << p.error();
   EXPECT_EQ(p.event().args[0].i, 3 | int64_t{4} << 32);
   EXPECT_EQ(p.event().args[1].i, O_CLOEXEC);
+
+  // readlink's target: given, or left out as a dump of a format-2 trace leaves it (NULL).
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"readlink","start_ns":0,"ret":6,"args":)"
+                    R"({"path":"/usr/bin/gcc","buf":"gcc-12","bufsiz":64}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_EQ(p.event().args[1].s, "gcc-12");
+  EXPECT_FALSE(p.event().args[1].null);
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"readlink","start_ns":0,"ret":6,"args":)"
+                    R"({"path":"/usr/bin/gcc","bufsiz":64}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_TRUE(p.event().args[1].null);
 
   // errno by name or number; ret may then be left out.
   ASSERT_EQ(

@@ -60,4 +60,19 @@ if "$iorr" import strace --strict -q bad.log -o bad2.iorr 2>/dev/null; then
 fi
 [[ ! -e bad2.iorr ]] || { echo "FAIL: --strict left a trace behind"; exit 1; }
 echo "ok: garbage lines"
+
+# readlink's target (format 3): the string strace printed; none when the call failed or strace
+# cut the string short (-s).
+cat > rl.log << 'LOG'
+100 readlink("/usr/bin/gcc", "gcc-12", 4096) = 6
+100 readlinkat(AT_FDCWD, "/usr/bin/x", 0x7ffd1234, 4096) = -1 EINVAL (Invalid argument)
+100 readlink("/long", "abcdefghijklmnopqrstuvwxyz012345"..., 4096) = 40
+LOG
+"$iorr" import strace --strict -q rl.log -o rl.iorr
+got=$("$iorr" dump rl.iorr | grep -v '^#' | cut -d' ' -f4-)
+want='readlink("/usr/bin/gcc", "gcc-12", 4096) = 6 <0.000000>
+readlinkat(AT_FDCWD, "/usr/bin/x", NULL, 4096) = -1 EINVAL (Invalid argument) <0.000000>
+readlink("/long", NULL, 4096) = 40 <0.000000>'
+[[ $got == "$want" ]] || { echo "FAIL: readlink targets: $got"; exit 1; }
+echo "ok: readlink targets"
 echo "1 passed, 0 failed"

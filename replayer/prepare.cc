@@ -85,14 +85,35 @@ void InitialState::Exists(const std::string& n, char type) {
 }
 
 void InitialState::Executable(const std::string& n) {
+  if (initial_.count(n) && executable_.insert(n).second) name_bytes_ += n.size() + 64;
+}
+
+void InitialState::MakeExecutable(const std::string& n) {
   // A file the program found executable (make and the shells look up commands with
-  // access(X_OK)) but whose mode no snapshot gave: the default 0644 would fail the check.
-  auto in = initial_.find(n);
-  if (in != initial_.end() && in->second.mode == 0) in->second.mode = 0755;
+  // access(X_OK)) but whose mode no snapshot gave: the default 0644 would fail the check. The
+  // check follows symlinks (/usr/bin/gcc -> gcc-12 -> x86_64-linux-gnu-gcc-12): so does this,
+  // through the targets the trace gave (by Finish, all of them), at most 40 times as the kernel.
+  std::string at = n;
+  for (int hops = 0; hops <= 40; ++hops) {
+    auto in = initial_.find(at);
+    if (in == initial_.end()) return;
+    InitialEntry& x = in->second;
+    if (x.type != 'l') {
+      if (x.mode == 0) x.mode = 0755;
+      return;
+    }
+    if (x.target.empty() || x.target == "iorr-unknown-target") return;
+    at = Normalize(Compose(Parent(at), x.target));
+  }
 }
 
 void InitialState::Absent(const std::string& n) {
-  if (!Known(n) && Admit(n)) now_[n] = Now::kAbsent;
+  if (Known(n) || !Admit(n)) return;
+  now_[n] = Now::kAbsent;
+  // A name found missing inside another (ENOENT, not ENOTDIR) says the other is a directory, if
+  // it is there at all: Finish makes a '?' so named one.
+  std::string_view parent = Parent(n);
+  if (!parent.empty() && parents_of_absent_.emplace(parent).second) name_bytes_ += parent.size() + 64;
 }
 
 void InitialState::Created(const std::string& n, char type) {
@@ -252,12 +273,21 @@ void InitialState::Observe(const trace::Event& e) {
     }
     case CallId::readlink:
     case CallId::readlinkat: {
-      std::string n = e.call == CallId::readlink ? path_arg(-1, 0) : path_arg(0, 1);
+      bool at = e.call == CallId::readlinkat;
+      std::string n = at ? path_arg(0, 1) : path_arg(-1, 0);
       if (ok) {
         Exists(n, 'l');
         auto it = initial_.find(n);
-        if (it != initial_.end() && it->second.target.empty())
-          it->second.target = "iorr-unknown-target";
+        if (it != initial_.end() && it->second.target.empty()) {
+          // The target the call read (format version 3 on), so that what follows the link
+          // finds what it found; else (and for one no symlink can have) a placeholder.
+          const trace::Arg& t = e.args[at ? 2 : 1];
+          bool usable = !t.null && !t.s.empty() && t.s.size() <= 4095 &&
+                        t.s.find('\0') == std::string_view::npos;
+          it->second.target = usable ? std::string(t.s) : "iorr-unknown-target";
+        }
+      } else if (err == EINVAL) {
+        Exists(n, '?');  // there, and not a symlink
       } else if (err == ENOENT) {
         Absent(n);
       }
@@ -355,8 +385,9 @@ const std::map<std::string, InitialEntry>& InitialState::Finish() {
     std::string prefix = it->first + "/";
     auto child = initial_.lower_bound(prefix);
     bool has_child = child != initial_.end() && child->first.compare(0, prefix.size(), prefix) == 0;
-    it->second.type = has_child ? 'd' : 'f';
+    it->second.type = has_child || parents_of_absent_.count(it->first) ? 'd' : 'f';
   }
+  for (const std::string& n : executable_) MakeExecutable(n);
   return initial_;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "traces/event.h"
 
@@ -25,7 +26,8 @@ class InitialState {
  public:
   explicit InitialState(std::string cwd) : cwd0_(std::move(cwd)) {}
   void Observe(const trace::Event& e);
-  // Resolves unknown types (a name with children is a directory, else a file) and returns the
+  // Resolves unknown types (a name with children, or in which a name was found missing, is a
+  // directory, else a file) and returns the
   // entries, keyed by normalised root-relative path; parents sort before their children.
   const std::map<std::string, InitialEntry>& Finish();
   // The names the trace made this keep were more than kMaxNameBytesTotal (a hostile trace: each
@@ -54,6 +56,7 @@ class InitialState {
   void Exists(const std::string& n, char type);
   void Absent(const std::string& n);
   void Executable(const std::string& n);  // found executable: 0755 unless a mode is known
+  void MakeExecutable(const std::string& n);  // (by Finish, when every type and target is known)
   void Created(const std::string& n, char type);
   void Removed(const std::string& n);
   void AtLeast(const std::string& n, uint64_t size);
@@ -67,6 +70,8 @@ class InitialState {
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<std::string, Now> now_;
   std::map<std::string, InitialEntry> initial_;
+  std::unordered_set<std::string> parents_of_absent_;  // counted in name_bytes_ too
+  std::unordered_set<std::string> executable_;         // the same
 };
 
 }  // namespace iorr::replay

@@ -294,5 +294,31 @@ else
   fail "X_OK files: the replay failed: $(tail -n 2 xok.err | tr '\n' ' ') $(head -c 300 xok.json)"
 fi
 
+# What a compiler's lookups need (a recorded make -j2 of three C files: 192 mismatches before
+# stop 31): symlinks with the targets readlink read (format 3), followed by access(X_OK) to an
+# executable file; a name readlink found no symlink (EINVAL) exists; a name in which another
+# was found missing (ENOENT, not ENOTDIR) is a directory.
+cat > gcc.jsonl << JSON
+{"iorr_header":{"version":3,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"access","start_ns":1000,"end_ns":2000,"ret":0,"errno":null,"args":{"path":"/usr/bin/gcc","mode":"X_OK"}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":3000,"end_ns":4000,"ret":6,"errno":null,"args":{"path":"/usr/bin/gcc","buf":"gcc-12","bufsiz":1023}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":5000,"end_ns":6000,"ret":23,"errno":null,"args":{"path":"/usr/bin/gcc-12","buf":"x86_64-linux-gnu-gcc-12","bufsiz":1023}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":7000,"end_ns":8000,"ret":-1,"errno":"EINVAL","args":{"path":"/usr/bin/x86_64-linux-gnu-gcc-12","buf":null,"bufsiz":1023}}
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":9000,"end_ns":10000,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/opt/lib/stubs","flags":0}}
+{"pid":1,"tid":1,"call":"access","start_ns":11000,"end_ns":12000,"ret":-1,"errno":"ENOENT","args":{"path":"/opt/lib/stubs/specs","mode":"R_OK"}}
+JSON
+mkdir rootgcc
+if "$iorr" import jsonl gcc.jsonl -o gcc.iorr 2> gcc.err &&
+  "$iorr" replay gcc.iorr --root rootgcc --json > gcc.json 2>> gcc.err; then
+  if grep -q '"mismatches":0' gcc.json && [[ $(readlink rootgcc/usr/bin/gcc) == gcc-12 &&
+    -x rootgcc/usr/bin/x86_64-linux-gnu-gcc-12 && -d rootgcc/opt/lib/stubs ]]; then
+    ok "symlinks made with the targets readlink read, followed to an executable file (0 mismatches)"
+  else
+    fail "readlink targets at replay: $(ls -lR rootgcc | tr '\n' ' ' | head -c 400) $(head -c 300 gcc.json)"
+  fi
+else
+  fail "readlink targets at replay: the replay failed: $(tail -n 2 gcc.err | tr '\n' ' ') $(head -c 300 gcc.json)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

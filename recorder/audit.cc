@@ -236,10 +236,13 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
       case kDirents:
         n = ret > 0 ? static_cast<uint32_t>(ret) : 0;
         break;
-      case kRetBytes:
-        if (ret <= 0) continue;  // nothing was written: NULL, as the library stores it
-        n = ret < (1 << 16) ? static_cast<uint32_t>(ret) : (1u << 16);
+      case kRetBytes: {  // at most the buffer's size (the next argument), as the library reads
+        long room = i + 1 < 6 ? a[i + 1] : 0;
+        long want = ret < room ? ret : room;
+        if (want <= 0) continue;  // nothing was written: NULL, as the library stores it
+        n = want < (1 << 16) ? static_cast<uint32_t>(want) : (1u << 16);
         break;
+      }
     }
     uint8_t* dst = Reserve(end, n);
     if (dst == nullptr) {

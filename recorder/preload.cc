@@ -1766,15 +1766,20 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
           case trace::ArgKind::kOpenHow:  // struct open_how: its first field is the flags
             a = (v == 0 || fault) ? 0 : *reinterpret_cast<const int64_t*>(v);
             break;
-          case trace::ArgKind::kLinkTarget:  // readlink: the `ret` bytes the kernel wrote
-            if (v == 0 || ret <= 0) {
+          case trace::ArgKind::kLinkTarget: {  // readlink: the `ret` bytes the kernel wrote
+            // Never more than the buffer holds (the next argument): a tracer or a seccomp
+            // supervisor can make the call return more than the kernel would.
+            long room = i + 1 < spec.nargs ? k[i + 1] : 0;
+            long n = std::min<long>(std::min<long>(ret, room), 1 << 16);
+            if (v == 0 || n <= 0) {
               a = -1;
             } else {
               str[i] = reinterpret_cast<const char*>(v);
-              a = std::min<long>(ret, 1 << 16);
-              strings += static_cast<size_t>(a);
+              a = n;
+              strings += static_cast<size_t>(n);
             }
             break;
+          }
           default:  // kPath, kStr
             if (v == 0 || fault) {
               a = -1;

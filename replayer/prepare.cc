@@ -60,6 +60,11 @@ std::string InitialState::PathOf(Proc& p, int64_t dirfd, std::string_view path) 
   return Normalize(Compose(base, path));
 }
 
+void InitialState::Spend(size_t bytes) {
+  name_bytes_ += bytes;
+  if (name_bytes_ > kMaxNameBytesTotal) overflowed_ = true;
+}
+
 bool InitialState::Admit(const std::string& n) {
   if (n.size() > kMaxName || overflowed_) return false;
   if (now_.count(n) != 0) return true;
@@ -85,7 +90,7 @@ void InitialState::Exists(const std::string& n, char type) {
 }
 
 void InitialState::Executable(const std::string& n) {
-  if (initial_.count(n) && executable_.insert(n).second) name_bytes_ += n.size() + 64;
+  if (initial_.count(n) && executable_.insert(n).second) Spend(n.size() + 64);
 }
 
 void InitialState::MakeExecutable(const std::string& n) {
@@ -102,7 +107,7 @@ void InitialState::MakeExecutable(const std::string& n) {
       if (x.mode == 0) x.mode = 0755;
       return;
     }
-    if (x.target.empty() || x.target == "iorr-unknown-target") return;
+    if (x.target.empty() || x.target == kUnknownTarget) return;
     at = Normalize(Compose(Parent(at), x.target));
   }
 }
@@ -112,8 +117,12 @@ void InitialState::Absent(const std::string& n) {
   now_[n] = Now::kAbsent;
   // A name found missing inside another (ENOENT, not ENOTDIR) says the other is a directory, if
   // it is there at all: Finish makes a '?' so named one.
+  // (Not a parent the trace has removed or renamed away by then: it may be a file later.)
   std::string_view parent = Parent(n);
-  if (!parent.empty() && parents_of_absent_.emplace(parent).second) name_bytes_ += parent.size() + 64;
+  if (parent.empty()) return;
+  auto p = now_.find(std::string(parent));
+  if ((p == now_.end() || p->second == Now::kExists) && parents_of_absent_.emplace(parent).second)
+    Spend(parent.size() + 64);
 }
 
 void InitialState::Created(const std::string& n, char type) {
@@ -143,7 +152,10 @@ void InitialState::Observe(const trace::Event& e) {
       x.type = TypeOfMode(static_cast<uint32_t>(e.args[1].i));
       x.mode = static_cast<uint32_t>(e.args[1].i) & 07777;
       x.size = static_cast<uint64_t>(std::max<int64_t>(0, e.args[2].i));
-      if (!e.args[3].null) x.target = std::string(e.args[3].s);
+      if (!e.args[3].null) {
+        x.target = std::string(e.args[3].s);
+        Spend(x.target.size());
+      }
       now_[n] = Now::kExists;
     }
     return;
@@ -278,16 +290,25 @@ void InitialState::Observe(const trace::Event& e) {
       if (ok) {
         Exists(n, 'l');
         auto it = initial_.find(n);
-        if (it != initial_.end() && it->second.target.empty()) {
+        if (it != initial_.end()) {
           // The target the call read (format version 3 on), so that what follows the link
-          // finds what it found; else (and for one no symlink can have) a placeholder.
+          // finds what it found; else (and for one no symlink can have) a placeholder. A
+          // target that filled the buffer may have been cut (Go and Rust probe with a small
+          // buffer first): a longer one read later replaces it.
+          InitialEntry& x = it->second;
           const trace::Arg& t = e.args[at ? 2 : 1];
           bool usable = !t.null && !t.s.empty() && t.s.size() <= 4095 &&
                         t.s.find('\0') == std::string_view::npos;
-          it->second.target = usable ? std::string(t.s) : "iorr-unknown-target";
+          bool replace = x.target.empty() || (usable && x.target == kUnknownTarget) ||
+                         (usable && x.target_cut && t.s.size() > x.target.size());
+          if (replace) {
+            x.target = usable ? std::string(t.s) : kUnknownTarget;
+            x.target_cut = usable && e.ret >= e.args[at ? 3 : 2].i;
+            Spend(x.target.size());
+          }
         }
-      } else if (err == EINVAL) {
-        Exists(n, '?');  // there, and not a symlink
+      } else if (err == EINVAL && e.args[at ? 3 : 2].i > 0) {
+        Exists(n, '?');  // there, and not a symlink (a buffer size of 0 is refused unlooked)
       } else if (err == ENOENT) {
         Absent(n);
       }

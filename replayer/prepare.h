@@ -15,11 +15,16 @@
 
 namespace iorr::replay {
 
+// The target of a symlink the trace read but whose target it does not say (format 1 and 2, a
+// failed read): made so, the link dangles.
+inline const char kUnknownTarget[] = "iorr-unknown-target";
+
 struct InitialEntry {
   char type = '?';      // f d l p s c b, or ? (resolved by Finish)
   uint64_t size = 0;    // regular files: at least this many bytes
   uint32_t mode = 0;    // permission bits, 0 when unknown
   std::string target;   // symlinks
+  bool target_cut = false;  // read by a readlink that filled its buffer: may be longer
 };
 
 class InitialState {
@@ -63,6 +68,8 @@ class InitialState {
 
   // Whether n may become a key (not too long, the budget not spent); counts it when it may.
   bool Admit(const std::string& n);
+  // Counts bytes kept besides names (symlink targets, marks) against the same budget.
+  void Spend(size_t bytes);
 
   std::string cwd0_;
   size_t name_bytes_ = 0;

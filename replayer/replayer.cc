@@ -105,17 +105,30 @@ class Engine {
     return true;
   }
 
-  // mkdir -p inside the root.
-  void MakeDirs(const std::string& n) {
+  // mkdir -p inside the root. A component that is a symlink to nothing yet (a merged /usr's
+  // bin -> usr/bin, made before usr/bin in name order) gets its target made instead, so that
+  // names under the link can be made (at most 40 links, as the kernel follows).
+  void MakeDirs(const std::string& n, int links = 0) {
     if (n.empty()) return;
     std::string leaf;
     int dir = ParentIn(n, &leaf);
     if (dir == -ENOENT) {
-      MakeDirs(std::string(Parent(n)));
+      MakeDirs(std::string(Parent(n)), links);
       dir = ParentIn(n, &leaf);
     }
     if (dir < 0) return;
-    if (mkdirat(dir, leaf.c_str(), 0755) == 0) ++r_->prepared_dirs;
+    if (mkdirat(dir, leaf.c_str(), 0755) == 0) {
+      ++r_->prepared_dirs;
+    } else if (errno == EEXIST && links < 40) {
+      char target[4096];
+      ssize_t k = readlinkat(dir, leaf.c_str(), target, sizeof target);
+      if (k > 0 && static_cast<size_t>(k) < sizeof target) {
+        ::close(dir);
+        MakeDirs(Normalize(Compose(Parent(n), std::string_view(target, static_cast<size_t>(k)))),
+                 links + 1);
+        return;
+      }
+    }
     ::close(dir);
   }
 
@@ -138,7 +151,7 @@ class Engine {
           if (mkdirat(dir, leaf.c_str(), x.mode ? x.mode : 0755) == 0) ++r_->prepared_dirs;
           break;
         case 'l':
-          if (symlinkat(x.target.empty() ? "iorr-unknown-target" : x.target.c_str(), dir,
+          if (symlinkat(x.target.empty() ? kUnknownTarget : x.target.c_str(), dir,
                         leaf.c_str()) == 0)
             ++r_->prepared_links;
           break;

@@ -97,6 +97,7 @@ rm -rf "$seeds"
 mkdir -p "$seeds" "$corpus" "$artifacts"
 "$build/bin/make_corpus" "$seeds"
 cp "$src/tests/fixtures/v1/rm.iorr" "$seeds/t6_format1_rm.trace"  # an older format's references
+cp "$src/tests/fixtures/v2/readlink.iorr" "$seeds/t7_format2_readlink.trace"  # no readlink targets
 echo "== $(ls "$seeds" | wc -l) seeds in $seeds, $(ls "$corpus" | wc -l) inputs in $corpus"
 
 dict="$build/trace_reader_fuzz.dict"

@@ -4119,6 +4119,24 @@ if cc -O2 rl.c -o rl-prog 2> /dev/null; then
 else
   fail "readlink targets: cannot build the test program"
 fi
+# A readlink made to return more than its buffer holds (strace's fault injection; a seccomp
+# supervisor can do the same): the recording reads no more than the buffer (a review: it read
+# the returned count, past the end of the mapping, and the program died of SIGSEGV).
+cat > rlinj.c << 'C'
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(void) {
+  char* p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(p + 4096, 4096);
+  printf("ret %ld\n", (long)readlink("rl-link", p + 4096 - 16, 16));
+  return 0;
+}
+C
+if command -v strace > /dev/null && cc -O2 rlinj.c -o rlinj 2> /dev/null; then
+  as_unrecorded "a readlink returning more than its buffer" rlinj.iorr "default IORR_PATCH=0 IORR_DISPATCH=0" \
+    sh -c 'strace -o /dev/null -e inject=readlink:retval=60000 ./rlinj 2> /dev/null'
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -233,9 +233,11 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
       case kEight:
         n = 8;
         break;
-      case kDirents:
-        n = ret > 0 ? static_cast<uint32_t>(ret) : 0;
+      case kDirents: {  // never past the buffer (its size is the next argument)
+        long want = ret < a[i + 1] ? ret : a[i + 1];
+        n = want > 0 ? static_cast<uint32_t>(want) : 0;
         break;
+      }
       case kRetBytes: {  // at most the buffer's size (the next argument), as the library reads
         long room = i + 1 < 6 ? a[i + 1] : 0;
         long want = ret < room ? ret : room;

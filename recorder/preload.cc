@@ -2861,7 +2861,8 @@ void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t 
   ts->last_end = end;
   PutEntry(ts, call, v, str, StringArgs(call), total, ret, start, end);
   if (call == CallId::getdents64 && ret > 0)
-    AddDirents(ts, static_cast<int32_t>(kargs[0]), end, kargs[1], ret);
+    AddDirents(ts, static_cast<int32_t>(kargs[0]), end, kargs[1],
+               std::min(ret, kargs[2]));  // never past the buffer (a tracer can say more)
   NoteEscapes(call, kargs, ret);
 }
 

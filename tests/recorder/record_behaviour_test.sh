@@ -4119,23 +4119,37 @@ if cc -O2 rl.c -o rl-prog 2> /dev/null; then
 else
   fail "readlink targets: cannot build the test program"
 fi
-# A readlink made to return more than its buffer holds (strace's fault injection; a seccomp
-# supervisor can do the same): the recording reads no more than the buffer (a review: it read
-# the returned count, past the end of the mapping, and the program died of SIGSEGV).
+# A readlink (and a getdents64) made to return more than its buffer holds (strace's fault
+# injection; a seccomp supervisor can do the same): the recording reads no more than the buffer
+# (a review: it read the returned count, past the end of the mapping, and the program died of
+# SIGSEGV).
 cat > rlinj.c << 'C'
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 int main(void) {
   char* p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   munmap(p + 4096, 4096);
   printf("ret %ld\n", (long)readlink("rl-link", p + 4096 - 16, 16));
+  // A listing that looks whole up to the buffer's end, and goes on past it if read further.
+  char* d = p + 4096 - 64;
+  for (int off = 0; off < 64; off += 24) {
+    unsigned short reclen = 24;
+    if (off + 18 < 64) memcpy(d + off + 16, &reclen, 2);
+    if (off + 19 < 64) d[off + 18] = 8;
+    if (off + 20 < 64) d[off + 19] = 'a';
+  }
+  int fd = open(".", O_RDONLY | O_DIRECTORY);
+  printf("getdents64 %ld\n", syscall(SYS_getdents64, fd, d, 64));
   return 0;
 }
 C
 if command -v strace > /dev/null && cc -O2 rlinj.c -o rlinj 2> /dev/null; then
   as_unrecorded "a readlink returning more than its buffer" rlinj.iorr "default IORR_PATCH=0 IORR_DISPATCH=0" \
-    sh -c 'strace -o /dev/null -e inject=readlink:retval=60000 ./rlinj 2> /dev/null'
+    sh -c 'strace -o /dev/null -e inject=readlink,getdents64:retval=60000 ./rlinj 2> /dev/null'
 fi
 
 echo "$passed passed, $failed failed"

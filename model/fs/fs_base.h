@@ -202,6 +202,12 @@ class FsBase {
   std::shared_ptr<FdTable> NewTable(const FdTable* from);
   void AddEntry(MetaBlock dir, int delta);
   void Throttle();
+  // Data of f read at [off, end): what the page cache lacks comes from the disk, and the
+  // program waits for it. True when it waited.
+  bool ReadData(File& f, uint64_t off, uint64_t end);
+  // Data written to f at [off, end): dirty in the page cache; `sync` (O_SYNC, O_DSYNC,
+  // RWF_DSYNC): the program waits for it as for fdatasync. True when it waited.
+  bool WriteData(File& f, uint64_t off, uint64_t end, bool sync);
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
   // A completed request: no longer pending, no longer waited for.

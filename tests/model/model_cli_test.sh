@@ -541,6 +541,15 @@ elif kind == "fdsem":
     elif arg == "cfnotab":
         e(1, "clone", 2, {"flags": "CLONE_FILES|SIGCHLD"}); op(1, 3); w(2, 3)
     e(1, "sync", 0, {})
+elif kind == "copy":
+    # cp's copy (coreutils 9: copy_file_range until it returns 0) and a sendfile: 64 KiB and
+    # 4 KiB written to the destination, then a sync.
+    ev(1, 1, "openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/src", "flags": "O_RDONLY", "mode": 0})
+    ev(1, 1, "openat", 3000, 1000, 4, {"dirfd": "AT_FDCWD", "path": "/w/dst", "flags": "O_WRONLY|O_CREAT|O_EXCL", "mode": 420})
+    ev(1, 1, "copy_file_range", 5000, 1000, 65536, {"fd_in": 3, "off_in": "NULL", "fd_out": 4, "off_out": "NULL", "len": 2**62, "flags": 0})
+    ev(1, 1, "copy_file_range", 7000, 1000, 0, {"fd_in": 3, "off_in": "NULL", "fd_out": 4, "off_out": "NULL", "len": 2**62, "flags": 0})
+    ev(1, 1, "sendfile", 9000, 1000, 4096, {"out_fd": 4, "in_fd": 3, "offset": "NULL", "count": 4096})
+    ev(1, 1, "sync", 11000, 1000, 0, {})
 elif kind == "reuse":
     ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
@@ -552,7 +561,7 @@ PY
 }
 more_ok=1
 for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec" "shared" "overwrite" "forkpos" \
-  "fdsem dupself" "fdsem appendpw" "fdsem crshare" "fdsem cfnotab"; do
+  "fdsem dupself" "fdsem appendpw" "fdsem crshare" "fdsem cfnotab" "copy"; do
   n=${k// /}
   gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
     { more_ok=0; fail "import $n: $(cat more.err)"; }
@@ -621,6 +630,10 @@ if [[ $more_ok == 1 ]]; then
   judge "a == 4096 and b == 12288" \
     "writes go at the file position: $a data bytes after lseek and overwrite, $b from a parent and child sharing an fd" \
     "file positions: $a data bytes after lseek and overwrite (expected 4096), $b from a shared fd (expected 12288)" "$a" "$b"
+  a=$(mj copy --disk nvme-plp | field data) b=$(mj copy --disk hdd-7200 | field bytes_read)
+  judge "a == 69632 and b > 0" \
+    "copy_file_range and sendfile write the destination's data: $a bytes, $b read from the source" \
+    "copy_file_range and sendfile: $a data bytes written (expected 69632), $b bytes read (expected > 0)" "$a" "$b"
   got=""
   for c in dupself appendpw crshare cfnotab; do got+="$(mj "fdsem$c" --disk nvme-plp | field data) "; done
   if [[ $got == "8192 8192 0 4096 " ]]; then

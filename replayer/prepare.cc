@@ -232,6 +232,22 @@ void InitialState::Observe(const trace::Event& e) {
     case CallId::lseek:
       if (Fd* f = fd(0); f && ok) f->offset = e.ret;
       break;
+    case CallId::copy_file_range:
+    case CallId::sendfile: {
+      // The source held at least what was copied from it; positions move as for read/write.
+      bool cfr = e.call == CallId::copy_file_range;
+      int64_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
+      if (!ok || e.ret <= 0) break;
+      if (Fd* f = fd(cfr ? 0 : 1)) {
+        int64_t from = in_at == -1 ? f->offset : in_at;
+        if (in_at == -1) f->offset += e.ret;
+        int64_t end = 0;
+        if (from >= 0 && !__builtin_add_overflow(from, e.ret, &end))
+          AtLeast(f->path, static_cast<uint64_t>(end));
+      }
+      if (Fd* f = fd(cfr ? 2 : 0); f && out_at == -1) f->offset += e.ret;
+      break;
+    }
     case CallId::dirents:
       if (Fd* f = fd(0)) {
         trace::ForEachListedName(e.args[1].s, [&](std::string_view name, uint8_t type) {

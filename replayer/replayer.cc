@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -464,6 +465,26 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         off_t at = off == -1 ? -1 : off + static_cast<off_t>(done);
         return Ret(rd ? preadv2(l->fd, &iov, 1, at, rwf) : pwritev2(l->fd, &iov, 1, at, rwf));
       }));
+      break;
+    }
+    case CallId::copy_file_range:
+    case CallId::sendfile: {
+      // A copy inside the kernel (cp copies every file so since coreutils 9): between the two
+      // live fds, at the recorded offsets (-1: the file positions). A copy that moved bytes
+      // asks for no more than it moved (cp asks for 2^62 at a time, up to the end of the file).
+      bool cfr = e.call == CallId::copy_file_range;
+      Live* in = live(cfr ? 0 : 1);
+      Live* out = live(cfr ? 2 : 0);
+      if (!fd_ok(in) || !fd_ok(out)) return;
+      loff_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
+      auto len = static_cast<uint64_t>(e.args[cfr ? 4 : 3].i);
+      if (e.ret > 0) len = std::min(len, static_cast<uint64_t>(e.ret));
+      begin();
+      if (cfr)
+        end(Ret(::copy_file_range(in->fd, in_at == -1 ? nullptr : &in_at, out->fd,
+                                  out_at == -1 ? nullptr : &out_at, len, 0)));
+      else
+        end(Ret(::sendfile(out->fd, in->fd, in_at == -1 ? nullptr : &in_at, len)));
       break;
     }
     case CallId::lseek: {

@@ -467,6 +467,79 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       }));
       break;
     }
+    case CallId::getxattr:
+    case CallId::lgetxattr:
+    case CallId::fgetxattr:
+    case CallId::listxattr:
+    case CallId::llistxattr:
+    case CallId::flistxattr:
+    case CallId::setxattr:
+    case CallId::lsetxattr:
+    case CallId::fsetxattr:
+    case CallId::removexattr:
+    case CallId::lremovexattr:
+    case CallId::fremovexattr: {
+      // Extended attributes (cp -a reads, sets and removes ACLs on every file). The trace has
+      // their names and sizes, not their values: a set writes a value of the recorded size,
+      // for an ACL the one the file's mode makes (cp's minimal ACL: the kernel folds it into
+      // the mode), for any other name zeros. Path calls go through an O_PATH fd inside the
+      // root (NOFOLLOW for the l* calls) and its /proc/self/fd name.
+      bool by_fd = spec.args[0].kind == trace::ArgKind::kFd;
+      bool nofollow = e.call == CallId::lgetxattr || e.call == CallId::llistxattr ||
+                      e.call == CallId::lsetxattr || e.call == CallId::lremovexattr;
+      bool list = e.call == CallId::listxattr || e.call == CallId::llistxattr ||
+                  e.call == CallId::flistxattr;
+      bool set = spec.effect == trace::Effect::kSetAttr && spec.nargs == 5;
+      bool remove = spec.effect == trace::Effect::kSetAttr && spec.nargs == 2;
+      std::string name = list || e.args[1].null ? std::string() : std::string(e.args[1].s);
+      if (name.find('\0') != std::string::npos) return Skip("path with a NUL byte (refused)");
+      int size_idx = list ? 2 : 3;
+      auto size = static_cast<size_t>(std::clamp<int64_t>(e.args[size_idx].i, 0, 65536));
+      auto run = [&](const char* where, int fd) -> long {
+        char* b = Buffer(std::max<size_t>(size, 1));
+        if (list) return Ret(fd >= 0 ? ::flistxattr(fd, b, size) : ::listxattr(where, b, size));
+        if (remove)
+          return Ret(fd >= 0 ? ::fremovexattr(fd, name.c_str())
+                             : ::removexattr(where, name.c_str()));
+        if (!set)
+          return Ret(fd >= 0 ? ::fgetxattr(fd, name.c_str(), b, size)
+                             : ::getxattr(where, name.c_str(), b, size));
+        std::memset(b, 0, size);
+        if (name == "system.posix_acl_access" || name == "system.posix_acl_default") {
+          struct stat st {};
+          if ((fd >= 0 ? ::fstat(fd, &st) : ::stat(where, &st)) == 0 && size >= 28) {
+            size = 28;  // version 2, then (tag, perm, id) for user::, group::, other::
+            uint32_t version = 2;
+            std::memcpy(b, &version, 4);
+            const uint16_t tags[3] = {0x01, 0x04, 0x20},
+                           perms[3] = {static_cast<uint16_t>((st.st_mode >> 6) & 7),
+                                       static_cast<uint16_t>((st.st_mode >> 3) & 7),
+                                       static_cast<uint16_t>(st.st_mode & 7)};
+            for (int k = 0; k < 3; ++k) {
+              uint32_t id = 0xffffffffu;
+              std::memcpy(b + 4 + 8 * k, &tags[k], 2);
+              std::memcpy(b + 6 + 8 * k, &perms[k], 2);
+              std::memcpy(b + 8 + 8 * k, &id, 4);
+            }
+          }
+        }
+        int flags = static_cast<int>(e.args[4].i);
+        return Ret(fd >= 0 ? ::fsetxattr(fd, name.c_str(), b, size, flags)
+                           : ::setxattr(where, name.c_str(), b, size, flags));
+      };
+      if (by_fd) {
+        Live* l = live(0);
+        if (!fd_ok(l)) return;
+        begin();
+        end(run(nullptr, l->fd));
+      } else {
+        std::string n = path(-1, 0);
+        if (!check_path(n)) return;
+        with_path_fd(n, nofollow ? O_NOFOLLOW : 0,
+                     [&](int fd) { return run(proc_path(fd).c_str(), -1); });
+      }
+      break;
+    }
     case CallId::copy_file_range:
     case CallId::sendfile: {
       // A copy inside the kernel (cp copies every file so since coreutils 9): between the two

@@ -5,7 +5,9 @@
 #include <linux/openat2.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <linux/fs.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
@@ -538,6 +540,19 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         with_path_fd(n, nofollow ? O_NOFOLLOW : 0,
                      [&](int fd) { return run(proc_path(fd).c_str(), -1); });
       }
+      break;
+    }
+    case CallId::ioctl: {
+      // FICLONE (cp tries it before copying: a clone of the whole file where the file system
+      // shares blocks, xfs with reflink and btrfs) between the live fds; other requests are
+      // not replayed (their arguments point to structures the trace does not hold).
+      if (static_cast<unsigned long>(e.args[1].i) != FICLONE) return Skip("ioctl other than FICLONE");
+      Live* out = live(0);
+      auto it = p.fds.find(e.args[2].i);
+      Live* in = it == p.fds.end() ? nullptr : it->second.get();
+      if (!fd_ok(out) || !fd_ok(in)) return;
+      begin();
+      end(Ret(::ioctl(out->fd, FICLONE, in->fd)));
       break;
     }
     case CallId::copy_file_range:

@@ -32,7 +32,7 @@ namespace iorr::recorder {
 namespace {
 
 // What the recording reads through each argument of each kernel call it records.
-enum Copy : uint8_t { kNone, kString, kIovec, kEight, kDirents, kRetBytes };
+enum Copy : uint8_t { kNone, kString, kIovec, kEight, kDirents, kRetBytes, kSizeBytes };
 struct CopyTable {
   bool recorded[512];
   uint8_t copy[512][6];
@@ -53,6 +53,9 @@ constexpr CopyTable BuildCopyTable() {
           break;
         case ArgKind::kLinkTarget:  // readlink: the bytes it returned (no NUL)
           t.copy[c.nr][i] = kRetBytes;
+          break;
+        case ArgKind::kXattrValue:  // setxattr: the value's bytes, after a success
+          t.copy[c.nr][i] = kSizeBytes;
           break;
         case ArgKind::kOffsetPtr:
         case ArgKind::kOpenHow:
@@ -236,6 +239,12 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
       case kDirents: {  // never past the buffer (its size is the next argument)
         long want = ret < a[i + 1] ? ret : a[i + 1];
         n = want > 0 ? static_cast<uint32_t>(want) : 0;
+        break;
+      }
+      case kSizeBytes: {  // as the library reads: after a success, the size the next argument says
+        long size = i + 1 < 6 ? a[i + 1] : 0;
+        if (ret != 0 || size <= 0 || size > (1 << 16)) continue;
+        n = static_cast<uint32_t>(size);
         break;
       }
       case kRetBytes: {  // at most the buffer's size (the next argument), as the library reads

@@ -1780,6 +1780,19 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
             }
             break;
           }
+          case trace::ArgKind::kXattrValue: {  // setxattr: the `size` bytes the kernel read
+            // Only after a success (the kernel read them all: an error can come before it
+            // reads any, from a buffer that may not be there).
+            long size = i + 1 < spec.nargs ? k[i + 1] : 0;
+            if (v == 0 || ret != 0 || size <= 0 || size > (1 << 16)) {
+              a = -1;
+            } else {
+              str[i] = reinterpret_cast<const char*>(v);
+              a = size;
+              strings += static_cast<size_t>(size);
+            }
+            break;
+          }
           default:  // kPath, kStr
             if (v == 0 || fault) {
               a = -1;

@@ -75,6 +75,7 @@ constexpr Stored StoredAs(trace::ArgKind k) {
     case K::kPath:
     case K::kStr:
     case K::kLinkTarget:
+    case K::kXattrValue:
     case K::kIovec:
     case K::kOffsetPtr:
     case K::kFdPair:
@@ -128,7 +129,8 @@ constexpr bool DirectCall(CallId id) {
     return false;
   for (int i = 0; i < spec.nargs; ++i)
     if ((!trace::IsString(spec.args[i].kind) && StoredAs(spec.args[i].kind) == Stored::kPointee) ||
-        spec.args[i].kind == trace::ArgKind::kLinkTarget)  // not a C string: ArgValues reads it
+        spec.args[i].kind == trace::ArgKind::kLinkTarget ||  // not C strings: ArgValues reads
+        spec.args[i].kind == trace::ArgKind::kXattrValue)    // them
       return false;
   return true;
 }

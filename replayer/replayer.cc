@@ -481,11 +481,12 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::removexattr:
     case CallId::lremovexattr:
     case CallId::fremovexattr: {
-      // Extended attributes (cp -a reads, sets and removes ACLs on every file). The trace has
-      // their names and sizes, not their values: a set writes a value of the recorded size,
-      // for an ACL the one the file's mode makes (cp's minimal ACL: the kernel folds it into
-      // the mode), for any other name zeros. Path calls go through an O_PATH fd inside the
-      // root (NOFOLLOW for the l* calls) and its /proc/self/fd name.
+      // Extended attributes (cp -a reads, sets and removes ACLs on every file). A set writes the
+      // value the trace holds (format 3: cp -a gives each file its final mode so, through the
+      // minimal ACL the kernel folds into the mode); where it holds none, one of the recorded
+      // size: for an ACL the one the file's mode makes, for any other name zeros. Path calls
+      // go through an O_PATH fd inside the root (NOFOLLOW for the l* calls) and its
+      // /proc/self/fd name.
       bool by_fd = spec.args[0].kind == trace::ArgKind::kFd;
       bool nofollow = e.call == CallId::lgetxattr || e.call == CallId::llistxattr ||
                       e.call == CallId::lsetxattr || e.call == CallId::lremovexattr;
@@ -507,7 +508,10 @@ void Engine::Replay(const Event& e, int64_t* latency) {
           return Ret(fd >= 0 ? ::fgetxattr(fd, name.c_str(), b, size)
                              : ::getxattr(where, name.c_str(), b, size));
         std::memset(b, 0, size);
-        if (name == "system.posix_acl_access" || name == "system.posix_acl_default") {
+        const trace::Arg& value = e.args[2];  // setxattr(path or fd, name, value, size, flags)
+        if (!value.null && value.s.size() == size) {
+          std::memcpy(b, value.s.data(), size);
+        } else if (name == "system.posix_acl_access" || name == "system.posix_acl_default") {
           struct stat st {};
           if ((fd >= 0 ? ::fstat(fd, &st) : ::stat(where, &st)) == 0 && size >= 28) {
             size = 28;  // version 2, then (tag, perm, id) for user::, group::, other::

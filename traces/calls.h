@@ -53,6 +53,8 @@ enum class ArgKind : uint8_t {
   kInt,              // any other integer
   kLinkTarget,       // readlink's buffer: the target, as many bytes as the call returned
                      // (format version 3; not stored before)
+  kXattrValue,       // setxattr's value: `size` bytes (the next argument) when the call
+                     // succeeded (format version 3; not stored before)
 };
 
 // What a call does; the replayer and the model dispatch on this.
@@ -264,7 +266,8 @@ constexpr const CallSpec* SpecByName(std::string_view name) {
 
 // True when an argument kind is stored as a string.
 constexpr bool IsString(ArgKind k) {
-  return k == ArgKind::kPath || k == ArgKind::kStr || k == ArgKind::kLinkTarget;
+  return k == ArgKind::kPath || k == ArgKind::kStr || k == ArgKind::kLinkTarget ||
+         k == ArgKind::kXattrValue;
 }
 // True when an argument kind is stored at all.
 constexpr bool IsStored(ArgKind k) { return k != ArgKind::kBuf; }

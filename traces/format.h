@@ -10,7 +10,7 @@ namespace iorr::trace {
 
 // 2: string references code "next" and "same", and a new `dirents` listing's names join the
 // chunk's string table (FORMAT.md 6.2). 3: readlink and readlinkat store the target they read
-// (their `buf`). Readers read versions 1 to 3.
+// (their `buf`), the setxattr calls the value they set. Readers read versions 1 to 3.
 inline constexpr uint16_t kFormatVersion = 3;
 inline constexpr uint16_t kMinFormatVersion = 1;
 

@@ -124,6 +124,7 @@ std::string_view KindWords(ArgKind k) {
     case ArgKind::kPath:
     case ArgKind::kStr:
     case ArgKind::kLinkTarget:
+    case ArgKind::kXattrValue:
       break;
   }
   return "a value";
@@ -853,8 +854,9 @@ JsonlParser::Kind JsonlParser::ParseEvent(uint32_t root) {
   }
   for (int i = 0; i < spec->nargs; ++i) {
     if (!IsStored(spec->args[i].kind) || (given & (1u << i))) continue;
-    // readlink's target, stored since format version 3: a dump of an older trace has none.
-    if (spec->args[i].kind == ArgKind::kLinkTarget) {
+    // readlink's target and setxattr's value, stored since format version 3: a dump of an
+    // older trace has none.
+    if (spec->args[i].kind == ArgKind::kLinkTarget || spec->args[i].kind == ArgKind::kXattrValue) {
       event_.args[i].null = true;
       continue;
     }

@@ -1310,6 +1310,7 @@ void AppendArg(std::string& out, ArgKind k, int64_t v) {
     case ArgKind::kPath:
     case ArgKind::kStr:
     case ArgKind::kLinkTarget:
+    case ArgKind::kXattrValue:
     case ArgKind::kFd:
     case ArgKind::kOffset:
     case ArgKind::kInt:
@@ -1457,6 +1458,7 @@ std::optional<int64_t> ParseArg(ArgKind k, std::string_view token) {
     case ArgKind::kPath:
     case ArgKind::kStr:
     case ArgKind::kLinkTarget:
+    case ArgKind::kXattrValue:
       return std::nullopt;
     case ArgKind::kFd:
     case ArgKind::kDirFd:

@@ -182,6 +182,22 @@ class Importer {
       if (i >= spec.nargs) break;
       ArgKind kind = spec.args[i].kind;
       if (kind == ArgKind::kBuf) continue;
+      if (kind == ArgKind::kXattrValue) {
+        // setxattr's value: what strace printed, if the call succeeded and strace printed all
+        // of it (-s cuts it; -X or a failure may print a pointer).
+        int64_t ok_ret = rec.has_ret && rec.err_name.empty() ? rec.ret : -1;
+        int64_t size = -1;
+        if (t + 1 < rec.args.size()) size = ParseArg(ArgKind::kSize, rec.args[t + 1].text).value_or(-1);
+        bool truncated = false;
+        auto s = ok_ret == 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
+        if (!s || truncated || static_cast<int64_t>(s->size()) != size) {
+          e->args[i].null = true;
+          continue;
+        }
+        strings_[i] = std::move(*s);
+        e->args[i].s = strings_[i];
+        continue;
+      }
       if (kind == ArgKind::kLinkTarget) {
         // readlink's buffer: the target strace printed, unless the call failed (a pointer) or
         // strace cut it short (-s): then unknown, as a trace before format version 3 has it.

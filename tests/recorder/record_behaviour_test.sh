@@ -4119,6 +4119,40 @@ if cc -O2 rl.c -o rl-prog 2> /dev/null; then
 else
   fail "readlink targets: cannot build the test program"
 fi
+# setxattr's value (format 3) from the libc wrapper and a raw syscall(); a failed one has none.
+touch xa-file
+cat > xa.c << 'C'
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+int main(void) {
+  int a = setxattr("xa-file", "user.iorr", "hello", 5, 0);
+  int b = (int)syscall(SYS_setxattr, "xa-file", "user.raw", "ab\0cd", 5, 0);
+  int c = setxattr("xa-missing", "user.iorr", "x", 1, 0);
+  printf("%d %d %d\n", a, b, c);
+  return 0;
+}
+C
+if ! setfattr -n user.probe -v 1 xa-file 2> /dev/null &&
+  ! python3 -c "import os; os.setxattr('xa-file', 'user.probe', b'1')" 2> /dev/null; then
+  echo "SKIP (case): $PWD does not take user extended attributes"
+elif cc -O2 xa.c -o xa-prog 2> /dev/null; then
+  for how in default IORR_PATCH=0; do
+    got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o xa.iorr -- ./xa-prog 2>&1)
+    st=$?
+    "$iorr" dump xa.iorr > xa.txt 2>&1
+    if [[ $st == 0 && $got == "0 0 -1" ]] && grep -q 'setxattr("xa-file", "user.iorr", "hello", 5, 0) = 0' xa.txt &&
+      grep -q 'setxattr("xa-file", "user.raw", "ab\\x00cd", 5, 0) = 0' xa.txt &&
+      grep -q 'setxattr("xa-missing", "user.iorr", NULL, 1, 0) = -1 ENOENT' xa.txt; then
+      ok "setxattr values recorded ($how): wrapper and syscall(), none for a failed call"
+    else
+      fail "setxattr values ($how): status $st, '$got', $(grep setxattr xa.txt | head -n 3)"
+    fi
+  done
+else
+  fail "setxattr values: cannot build the test program"
+fi
 # A readlink (and a getdents64) made to return more than its buffer holds (strace's fault
 # injection; a seccomp supervisor can do the same): the recording reads no more than the buffer
 # (a review: it read the returned count, past the end of the mapping, and the program died of

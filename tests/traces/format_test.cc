@@ -988,6 +988,31 @@ TEST(TraceFormat, ReadlinkTargetsRoundTrip) {
   ExpectReadsBackInTimeOrder(WriteTrace("readlink", events, 1000), events);
 }
 
+// Format 3 stores setxattr's value (its `size` bytes; NULL for a failed call).
+TEST(TraceFormat, XattrValuesRoundTrip) {
+  std::vector<Owned> events;
+  auto add = [&](int64_t ret, std::optional<std::string> value) {
+    Owned o;
+    o.e.call = CallId::fsetxattr;
+    o.e.pid = o.e.tid = 7;
+    o.e.start_ns = 2000 * static_cast<int64_t>(events.size() + 1);
+    o.e.end_ns = o.e.start_ns + 1000;
+    o.e.ret = ret;
+    o.e.args[0].i = 4;
+    o.s[1] = "system.posix_acl_access";
+    if (value)
+      o.s[2] = *value;
+    else
+      o.e.args[2].null = true;
+    o.e.args[3].i = value ? static_cast<int64_t>(value->size()) : 28;
+    events.push_back(o);
+  };
+  add(0, std::string("\x02\0\0\0\x01\0\x06\0\xff\xff\xff\xff", 12));
+  add(-EOPNOTSUPP, std::nullopt);
+  add(0, std::string("\x02\0\0\0\x01\0\x06\0\xff\xff\xff\xff", 12));  // a reference
+  ExpectReadsBackInTimeOrder(WriteTrace("xattr", events, 1000), events);
+}
+
 // A trace of format 2 has no readlink targets: they read as NULL, and the strings after them
 // as they were (tests/fixtures/v2/readlink.iorr, written by format 2's `iorr import jsonl`).
 TEST(TraceFormat, Version2ReadlinkHasNoTarget) {

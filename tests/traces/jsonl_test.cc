@@ -533,6 +533,18 @@ TEST(Jsonl, SymbolicArgumentsAccepted) {
       << p.error();
   EXPECT_TRUE(p.event().args[1].null);
 
+  // setxattr's value likewise (any bytes: JSON escapes).
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"fsetxattr","start_ns":0,"ret":0,"args":)"
+                    R"({"fd":4,"name":"user.a","value":"\u0002\u0000x","size":3,"flags":0}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_EQ(p.event().args[2].s, std::string("\x02\0x", 3));
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"fsetxattr","start_ns":0,"ret":0,"args":)"
+                    R"({"fd":4,"name":"user.a","size":3,"flags":0}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_TRUE(p.event().args[2].null);
+
   // errno by name or number; ret may then be left out.
   ASSERT_EQ(
       p.Parse(R"({"pid":1,"call":"unlink","start_ns":0,"errno":"ENOENT","args":{"path":null}})"),

@@ -75,4 +75,17 @@ readlinkat(AT_FDCWD, "/usr/bin/x", NULL, 4096) = -1 EINVAL (Invalid argument) <0
 readlink("/long", NULL, 4096) = 40 <0.000000>'
 [[ $got == "$want" ]] || { echo "FAIL: readlink targets: $got"; exit 1; }
 echo "ok: readlink targets"
+# setxattr's value: the string strace printed when the call succeeded and the string is whole.
+cat > xa.log << 'LOG'
+100 fsetxattr(4, "system.posix_acl_access", "\x02\x00\x00\x00\x01\x00\x06\x00", 8, 0) = 0
+100 setxattr("/f", "user.a", "abc"..., 40, 0) = 0
+100 lsetxattr("/g", "user.a", "abc", 3, 0) = -1 EPERM (Operation not permitted)
+LOG
+"$iorr" import strace --strict -q xa.log -o xa.iorr
+got=$("$iorr" dump xa.iorr | grep -v '^#' | cut -d' ' -f4-)
+want='fsetxattr(4, "system.posix_acl_access", "\x02\x00\x00\x00\x01\x00\x06\x00", 8, 0) = 0 <0.000000>
+setxattr("/f", "user.a", NULL, 40, 0) = 0 <0.000000>
+lsetxattr("/g", "user.a", NULL, 3, 0) = -1 EPERM (Operation not permitted) <0.000000>'
+[[ $got == "$want" ]] || { echo "FAIL: setxattr values: $got"; exit 1; }
+echo "ok: setxattr values"
 echo "1 passed, 0 failed"

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -134,6 +135,8 @@ class Engine {
     }
     ::close(dir);
   }
+
+  bool RootFree(struct statvfs* vfs) const { return fstatvfs(root_, vfs) == 0; }
 
   void PrepareRoot(const std::map<std::string, InitialEntry>& entries) {
     std::vector<char> zeros(1 << 20, 0);
@@ -1269,7 +1272,21 @@ Result<Report> Run(const Options& o) {
       return Status::Error("prepare: the trace names more than " +
                            std::to_string(InitialState::kMaxNameBytesTotal >> 20) +
                            " MiB of paths (a hostile trace?); replay it with --prepare none");
-    engine.PrepareRoot(state.Finish());
+    const auto& entries = state.Finish();
+    if (o.prepare == Prepare::kFull) {
+      // --prepare full writes every byte: not more than the root's file system has free (a
+      // trace that read at an offset of 2^62 would fill the disk). Sparse files cost nothing.
+      uint64_t total = 0;
+      for (const auto& [n, x] : entries)
+        if (x.type == 'f' && __builtin_add_overflow(total, x.size, &total)) total = UINT64_MAX;
+      struct statvfs vfs {};
+      if (engine.RootFree(&vfs) && total > static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize)
+        return Status::Error("prepare: the trace's files hold " + std::to_string(total) +
+                             " bytes, more than the " +
+                             std::to_string(static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize) +
+                             " free under --root; replay it with --prepare sparse");
+    }
+    engine.PrepareRoot(entries);
     opened = trace::TraceReader::Open(o.trace);
     if (!opened.ok()) return opened.status();
   }

@@ -427,5 +427,23 @@ JSON
   fi
 fi
 
+# --prepare full writes the trace's file sizes in full: a pread at an offset of 2^50 asks for a
+# petabyte, which is refused with one line before anything is written (a review: it wrote until
+# the file system was full); sparse files cost nothing and go ahead.
+cat > huge.jsonl << JSON
+{"iorr_header":{"version":3,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/big","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"pread64","start_ns":3000,"end_ns":4000,"ret":4096,"errno":null,"args":{"fd":3,"count":4096,"offset":1125899906842624}}
+JSON
+mkdir roothuge
+"$iorr" import jsonl huge.jsonl -o huge.iorr 2> huge.err
+if "$iorr" replay huge.iorr --root roothuge --prepare full > huge.out 2> huge.err; then
+  fail "--prepare full of a petabyte went ahead: $(du -sh roothuge)"
+elif [[ $(wc -l < huge.err) == 1 ]] && grep -q 'free under --root' huge.err && [[ -z $(find roothuge -type f) ]]; then
+  ok "--prepare full refuses more bytes than the root has free: $(cat huge.err)"
+else
+  fail "--prepare full of a petabyte: $(cat huge.err) $(find roothuge | head -n 3)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -243,7 +243,7 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
       }
       case kSizeBytes: {  // as the library reads: after a success, the size the next argument says
         long size = i + 1 < 6 ? a[i + 1] : 0;
-        if (ret != 0 || size <= 0 || size > (1 << 16)) continue;
+        if (ret != 0 || size <= 0 || size > kMaxXattrValue) continue;
         n = static_cast<uint32_t>(size);
         break;
       }

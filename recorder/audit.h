@@ -21,6 +21,10 @@
 
 namespace iorr::recorder {
 
+// The largest setxattr value a recording keeps, here and in the library (ACLs are tens of
+// bytes; a larger value is stored as NULL, so the event stays well under what a chunk takes).
+inline constexpr long kMaxXattrValue = 4096;
+
 // "UDITLOG2": the layout below (a module and a library of different builds must not read each
 // other's logs; "UDITLOG1" had no seccomp_installs).
 inline constexpr uint64_t kAuditMagic = 0x32474f4c54494455ull;

@@ -391,6 +391,10 @@ long NoNewPrivs() { return RawSyscall6(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 
 // Decided before the call (Foreign() may make a call the new filter refuses), and counted as
 // in progress meanwhile: patching waits while an install may be under way.
 bool g_program_seccomp = false;
+// Whether the program's calls that install seccomp filters are seen (dispatch or patched sites
+// catch them; PLT wrappers alone, under a debugger or Valgrind, do not): g_program_seccomp can
+// be trusted only then.
+bool g_sees_seccomp_installs = false;
 int g_seccomp_installing = 0;
 bool BeginSeccompCall(long nr, const long* a) {
   if (!InstallsSeccomp(nr, a) || t_hot.vm_child || Foreign()) return false;
@@ -1781,10 +1785,15 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
             break;
           }
           case trace::ArgKind::kXattrValue: {  // setxattr: the `size` bytes the kernel read
-            // Only after a success (the kernel read them all: an error can come before it
-            // reads any, from a buffer that may not be there).
+            // Only after a success, when the kernel read them all (an error can come before it
+            // reads any, from a buffer that may not be there), and not under a seccomp filter,
+            // which can make the call succeed unread (a review: a sandbox's no-op setxattr
+            // on a PROT_NONE page killed the program). At most kMaxXattrValue bytes (an ACL
+            // is tens): larger values, kept whole, could make the event too big to store.
             long size = i + 1 < spec.nargs ? k[i + 1] : 0;
-            if (v == 0 || ret != 0 || size <= 0 || size > (1 << 16)) {
+            bool filtered = g_seccomp_at_start || !g_sees_seccomp_installs ||
+                            __atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST);
+            if (v == 0 || ret != 0 || size <= 0 || size > kMaxXattrValue || filtered) {
               a = -1;
             } else {
               str[i] = reinterpret_cast<const char*>(v);
@@ -2459,6 +2468,7 @@ __attribute__((constructor(102))) void Init() {
         "capture: PLT wrappers only (the process runs on Valgrind, where Syscall User Dispatch "
         "would trap Valgrind's own calls): libc-internal calls are not recorded");
   } else if (dispatch == nullptr || strcmp(dispatch, "0") != 0) {
+    g_sees_seccomp_installs = true;
     // Dispatch, and patched sites (patch.cc) once the process has made IORR_PATCH_AFTER calls
     // (PatchLater). IORR_PATCH=1: patched sites from the start; IORR_PATCH=0: dispatch only.
     const char* patch = getenv("IORR_PATCH");

@@ -511,8 +511,11 @@ void Engine::Replay(const Event& e, int64_t* latency) {
           return Ret(fd >= 0 ? ::fgetxattr(fd, name.c_str(), b, size)
                              : ::getxattr(where, name.c_str(), b, size));
         std::memset(b, 0, size);
+        // (A recorded value only for user attributes and ACLs: a hostile trace's
+        // security.capability or trusted.* value would give a file inside the root powers.)
         const trace::Arg& value = e.args[2];  // setxattr(path or fd, name, value, size, flags)
-        if (!value.null && value.s.size() == size) {
+        bool trusted = name.rfind("user.", 0) == 0 || name.rfind("system.posix_acl_", 0) == 0;
+        if (trusted && !value.null && value.s.size() == size) {
           std::memcpy(b, value.s.data(), size);
         } else if (name == "system.posix_acl_access" || name == "system.posix_acl_default") {
           struct stat st {};

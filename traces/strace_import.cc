@@ -190,7 +190,7 @@ class Importer {
         if (t + 1 < rec.args.size()) size = ParseArg(ArgKind::kSize, rec.args[t + 1].text).value_or(-1);
         bool truncated = false;
         auto s = ok_ret == 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
-        if (!s || truncated || static_cast<int64_t>(s->size()) != size) {
+        if (!s || truncated || size <= 0 || static_cast<int64_t>(s->size()) != size) {
           e->args[i].null = true;
           continue;
         }

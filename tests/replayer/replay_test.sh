@@ -425,6 +425,21 @@ JSON
   else
     fail "cp -a's ACL: mode $(stat -c %a rootx/w/dst) $(head -c 300 cpacl.json) $(cat cpacl.err)"
   fi
+  # A hostile trace's security.capability value (cap_sys_admin=eip, v2) is not set: recorded
+  # values are set for user attributes and ACLs only (a review: the replay, as root, gave a
+  # file inside the root capabilities).
+  cat > cap.jsonl << JSON
+{"iorr_header":{"version":3,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/cap","flags":"O_WRONLY|O_CREAT|O_EXCL","mode":493}}
+{"pid":1,"tid":1,"call":"fsetxattr","start_ns":3000,"end_ns":4000,"ret":0,"errno":null,"args":{"fd":4,"name":"security.capability","value":"\u0001\u0000\u0000\u0002\u0000\u0000 \u0000\u0000\u0000 \u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000","size":20,"flags":0}}
+JSON
+  "$iorr" import jsonl cap.jsonl -o cap.iorr 2> cap.err
+  "$iorr" replay cap.iorr --root rootx > cap.out 2>> cap.err
+  if python3 -c "import os, sys; os.getxattr(sys.argv[1], 'security.capability')" rootx/w/cap 2> /dev/null; then
+    fail "a trace's security.capability value was set inside the root: $(getcap rootx/w/cap 2>&1)"
+  else
+    ok "a trace's security.capability value is not set (recorded values: user attributes and ACLs)"
+  fi
 fi
 
 # --prepare full writes the trace's file sizes in full: a pread at an offset of 2^50 asks for a

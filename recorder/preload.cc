@@ -1791,9 +1791,12 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
             // on a PROT_NONE page killed the program). At most kMaxXattrValue bytes (an ACL
             // is tens): larger values, kept whole, could make the event too big to store.
             long size = i + 1 < spec.nargs ? k[i + 1] : 0;
+            // (Installs are seen only until patching: after it, and to be sure, the kernel is
+            // asked, once per successful setxattr, as SeccompForbidsPatching asks it.)
             bool filtered = g_seccomp_at_start || !g_sees_seccomp_installs ||
                             __atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST);
-            if (v == 0 || ret != 0 || size <= 0 || size > kMaxXattrValue || filtered) {
+            if (v == 0 || ret != 0 || size <= 0 || size > kMaxXattrValue || filtered ||
+                UnderSeccomp()) {
               a = -1;
             } else {
               str[i] = reinterpret_cast<const char*>(v);

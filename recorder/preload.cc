@@ -1770,38 +1770,34 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
           case trace::ArgKind::kOpenHow:  // struct open_how: its first field is the flags
             a = (v == 0 || fault) ? 0 : *reinterpret_cast<const int64_t*>(v);
             break;
-          case trace::ArgKind::kLinkTarget: {  // readlink: the `ret` bytes the kernel wrote
-            // Never more than the buffer holds (the next argument): a tracer or a seccomp
-            // supervisor can make the call return more than the kernel would.
+          case trace::ArgKind::kLinkTarget:
+          case trace::ArgKind::kXattrValue: {
+            // Bytes the call moved, whose count the next argument bounds: readlink's target,
+            // the `ret` bytes the kernel wrote, never more than the buffer holds (a tracer or a
+            // seccomp supervisor can make the call return more than the kernel would);
+            // setxattr's value, its `size` bytes, only after a success, when the kernel read
+            // them all (an error can come before it reads any, from a buffer that may not be
+            // there), at most kMaxXattrValue (an ACL is tens: larger values could make the
+            // event too big to store), and not under a seccomp filter, which can make the call
+            // succeed unread (a review: a sandbox's no-op setxattr on a PROT_NONE page killed
+            // the program). Installs are seen only until patching: after it, and to be sure,
+            // the kernel is asked, once per successful setxattr, as SeccompForbidsPatching does.
             long room = i + 1 < spec.nargs ? k[i + 1] : 0;
-            long n = std::min<long>(std::min<long>(ret, room), 1 << 16);
+            long n = 0;
+            if (spec.args[i].kind == trace::ArgKind::kLinkTarget) {
+              n = std::min<long>(std::min<long>(ret, room), 1 << 16);
+            } else if (ret == 0 && room <= kMaxXattrValue && !g_seccomp_at_start &&
+                       g_sees_seccomp_installs &&
+                       !__atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST) && room > 0 &&
+                       v != 0 && !UnderSeccomp()) {
+              n = room;
+            }
             if (v == 0 || n <= 0) {
               a = -1;
             } else {
               str[i] = reinterpret_cast<const char*>(v);
               a = n;
               strings += static_cast<size_t>(n);
-            }
-            break;
-          }
-          case trace::ArgKind::kXattrValue: {  // setxattr: the `size` bytes the kernel read
-            // Only after a success, when the kernel read them all (an error can come before it
-            // reads any, from a buffer that may not be there), and not under a seccomp filter,
-            // which can make the call succeed unread (a review: a sandbox's no-op setxattr
-            // on a PROT_NONE page killed the program). At most kMaxXattrValue bytes (an ACL
-            // is tens): larger values, kept whole, could make the event too big to store.
-            long size = i + 1 < spec.nargs ? k[i + 1] : 0;
-            // (Installs are seen only until patching: after it, and to be sure, the kernel is
-            // asked, once per successful setxattr, as SeccompForbidsPatching asks it.)
-            bool filtered = g_seccomp_at_start || !g_sees_seccomp_installs ||
-                            __atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST);
-            if (v == 0 || ret != 0 || size <= 0 || size > kMaxXattrValue || filtered ||
-                UnderSeccomp()) {
-              a = -1;
-            } else {
-              str[i] = reinterpret_cast<const char*>(v);
-              a = size;
-              strings += static_cast<size_t>(size);
             }
             break;
           }

@@ -269,6 +269,10 @@ constexpr bool IsString(ArgKind k) {
   return k == ArgKind::kPath || k == ArgKind::kStr || k == ArgKind::kLinkTarget ||
          k == ArgKind::kXattrValue;
 }
+// Kinds a format before version 3 did not store (they were kBuf then): their readers see NULL.
+constexpr bool StoredSinceVersion3(ArgKind k) {
+  return k == ArgKind::kLinkTarget || k == ArgKind::kXattrValue;
+}
 // True when an argument kind is stored at all.
 constexpr bool IsStored(ArgKind k) { return k != ArgKind::kBuf; }
 

@@ -856,7 +856,7 @@ JsonlParser::Kind JsonlParser::ParseEvent(uint32_t root) {
     if (!IsStored(spec->args[i].kind) || (given & (1u << i))) continue;
     // readlink's target and setxattr's value, stored since format version 3: a dump of an
     // older trace has none.
-    if (spec->args[i].kind == ArgKind::kLinkTarget || spec->args[i].kind == ArgKind::kXattrValue) {
+    if (StoredSinceVersion3(spec->args[i].kind)) {
       event_.args[i].null = true;
       continue;
     }

@@ -43,8 +43,7 @@ constexpr DecodePlans MakePlans(uint16_t version) {
     p.count_idx = static_cast<int8_t>(c.ret == Ret::kCount ? CountArgIndex(c) : -1);
     for (int i = 0; i < c.nargs; ++i) {
       ArgKind k = c.args[i].kind;
-      bool unstored = k == ArgKind::kBuf || ((k == ArgKind::kLinkTarget ||
-                                               k == ArgKind::kXattrValue) && version < 3);
+      bool unstored = k == ArgKind::kBuf || (StoredSinceVersion3(k) && version < 3);
       p.op[i] = unstored                                      ? kOpSkip
                 : IsString(k)                                 ? kOpStr
                 : (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kOpFd

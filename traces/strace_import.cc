@@ -182,30 +182,21 @@ class Importer {
       if (i >= spec.nargs) break;
       ArgKind kind = spec.args[i].kind;
       if (kind == ArgKind::kBuf) continue;
-      if (kind == ArgKind::kXattrValue) {
-        // setxattr's value: what strace printed, if the call succeeded and strace printed all
-        // of it (-s cuts it; -X or a failure may print a pointer).
+      if (kind == ArgKind::kLinkTarget || kind == ArgKind::kXattrValue) {
+        // Bytes the call moved (format 3): readlink's target, as many as it returned;
+        // setxattr's value, as many as its size says, if it succeeded. Unknown (NULL, as a
+        // trace before format 3 has them) where strace printed a pointer (a failure, -X), cut
+        // the string (-s), or printed another length. (MapArgs runs before the result is
+        // stored: it is read from the record.)
         int64_t ok_ret = rec.has_ret && rec.err_name.empty() ? rec.ret : -1;
-        int64_t size = -1;
-        if (t + 1 < rec.args.size()) size = ParseArg(ArgKind::kSize, rec.args[t + 1].text).value_or(-1);
+        int64_t want = -1;
+        if (kind == ArgKind::kLinkTarget)
+          want = ok_ret;
+        else if (ok_ret == 0 && t + 1 < rec.args.size())
+          want = ParseArg(ArgKind::kSize, rec.args[t + 1].text).value_or(-1);
         bool truncated = false;
-        auto s = ok_ret == 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
-        if (!s || truncated || size <= 0 || static_cast<int64_t>(s->size()) != size) {
-          e->args[i].null = true;
-          continue;
-        }
-        strings_[i] = std::move(*s);
-        e->args[i].s = strings_[i];
-        continue;
-      }
-      if (kind == ArgKind::kLinkTarget) {
-        // readlink's buffer: the target strace printed, unless the call failed (a pointer) or
-        // strace cut it short (-s): then unknown, as a trace before format version 3 has it.
-        // (MapArgs runs before the result is stored: it is read from the record.)
-        int64_t got = rec.has_ret && rec.err_name.empty() ? rec.ret : -1;
-        bool truncated = false;
-        auto s = got > 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
-        if (!s || truncated || s->size() != static_cast<size_t>(got)) {
+        auto s = want > 0 ? UnescapeStraceString(text, &truncated) : std::nullopt;
+        if (!s || truncated || static_cast<int64_t>(s->size()) != want) {
           e->args[i].null = true;
           continue;
         }

@@ -208,8 +208,6 @@ void FsBase::EraseFd(int64_t pid, int64_t fd) {
 }
 
 void FsBase::Bookkeep(const Event& e) {
-  auto set_fd = [&](int64_t fd, Fd entry) { SetFd(e.pid, fd, std::move(entry)); };
-  auto erase_fd = [&](int64_t fd) { EraseFd(e.pid, fd); };
   // What no longer names a file the model knows: a process's fds when it is gone, its O_CLOEXEC
   // fds after an exec, a range closed at once, and an fd number that a call other than an open
   // hands out anew (a pipe, a socket).
@@ -269,12 +267,12 @@ void FsBase::Bookkeep(const Event& e) {
       }
     }
   } else if (e.spec().effect == Effect::kNotFile) {
-    if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) erase_fd(e.ret);
+    if (e.spec().ret == trace::Ret::kFd && e.ret >= 0) EraseFd(e.pid, e.ret);
     for (int i = 0; i < e.spec().nargs; ++i)
       if (e.spec().args[i].kind == trace::ArgKind::kFdPair) {
         auto pair = static_cast<uint64_t>(e.args[i].i);
-        erase_fd(static_cast<uint32_t>(pair));
-        erase_fd(static_cast<uint32_t>(pair >> 32));
+        EraseFd(e.pid, static_cast<uint32_t>(pair));
+        EraseFd(e.pid, static_cast<uint32_t>(pair >> 32));
       }
   }
   bool dup =
@@ -286,16 +284,16 @@ void FsBase::Bookkeep(const Event& e) {
     if (e.call == CallId::dup2 && e.ret == e.args[0].i) return;
     const Fd* old = FindFd(e.pid, e.args[0].i);
     if (!old) {
-      erase_fd(e.ret);
+      EraseFd(e.pid, e.ret);
       return;
     }
     Fd copy{old->d, (e.call == CallId::fcntl && e.args[1].i == F_DUPFD_CLOEXEC) ||
                         (e.call == CallId::dup3 && (e.args[2].i & O_CLOEXEC))};
-    set_fd(e.ret, std::move(copy));
+    SetFd(e.pid, e.ret, std::move(copy));
   } else if (e.call == CallId::fcntl && e.args[1].i == F_SETFD) {
     if (const Fd* fd = FindFd(e.pid, e.args[0].i);
         fd && fd->cloexec != bool(e.args[2].i & FD_CLOEXEC))
-      set_fd(e.args[0].i, Fd{fd->d, (e.args[2].i & FD_CLOEXEC) != 0});
+      SetFd(e.pid, e.args[0].i, Fd{fd->d, (e.args[2].i & FD_CLOEXEC) != 0});
   } else if (e.call == CallId::fcntl && e.args[1].i == F_SETFL) {
     if (const Fd* fd = FindFd(e.pid, e.args[0].i)) fd->d->append = (e.args[2].i & O_APPEND) != 0;
   } else if (e.call == CallId::chdir) {

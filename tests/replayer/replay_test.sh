@@ -251,6 +251,15 @@ else
   fail "RENAME_WHITEOUT/FIFO: status $st (124: the replay hung), $(tail -n 2 odd.err | tr '\n' ' ')"
 fi
 
+# replay_jsonl NAME ROOT [REPLAY OPTIONS...]: NAME.jsonl imported to NAME.iorr and replayed
+# onto ROOT with --json into NAME.json (the errors of both in NAME.err); the replay's status.
+replay_jsonl() {
+  local name=$1 root=$2
+  shift 2
+  "$iorr" import jsonl "$name.jsonl" -o "$name.iorr" 2> "$name.err" || return
+  "$iorr" replay "$name.iorr" --root "$root" --json "$@" > "$name.json" 2>> "$name.err"
+}
+
 # A chdir outside --only is not replayed but still moves the recorded process: a relative
 # readlink after it names the file there (outside, so skipped), not one under the prefix.
 cat > cwd.jsonl << JSON
@@ -262,8 +271,7 @@ cat > cwd.jsonl << JSON
 {"pid":1,"tid":1,"call":"openat","start_ns":9000,"end_ns":10000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"f","flags":"O_WRONLY|O_CREAT","mode":420}}
 JSON
 mkdir rootcwd
-if "$iorr" import jsonl cwd.jsonl -o cwd.iorr 2> cwd.err &&
-  "$iorr" replay cwd.iorr --root rootcwd --only /w --json > cwd.json 2>> cwd.err; then
+if replay_jsonl cwd rootcwd --only /w; then
   if [[ -f rootcwd/w/d/f ]] && grep -q '"mismatches":0' cwd.json; then
     ok "chdir outside --only moves the recorded cwd: 0 mismatches, rootcwd/w/d/f made"
   else
@@ -283,8 +291,7 @@ cat > xok.jsonl << JSON
 {"pid":1,"tid":1,"call":"access","start_ns":5000,"end_ns":6000,"ret":0,"errno":null,"args":{"path":"/w/data","mode":"R_OK"}}
 JSON
 mkdir rootxok
-if "$iorr" import jsonl xok.jsonl -o xok.iorr 2> xok.err &&
-  "$iorr" replay xok.iorr --root rootxok --json > xok.json 2>> xok.err; then
+if replay_jsonl xok rootxok; then
   if grep -q '"mismatches":0' xok.json && [[ $(stat -c %a rootxok/w/bin/tool rootxok/w/other rootxok/w/data | tr '\n' ' ') == "755 755 644 " ]]; then
     ok "files found executable by access/faccessat2(X_OK) are made 0755 (0 mismatches)"
   else
@@ -308,8 +315,7 @@ cat > gcc.jsonl << JSON
 {"pid":1,"tid":1,"call":"access","start_ns":11000,"end_ns":12000,"ret":-1,"errno":"ENOENT","args":{"path":"/opt/lib/stubs/specs","mode":"R_OK"}}
 JSON
 mkdir rootgcc
-if "$iorr" import jsonl gcc.jsonl -o gcc.iorr 2> gcc.err &&
-  "$iorr" replay gcc.iorr --root rootgcc --json > gcc.json 2>> gcc.err; then
+if replay_jsonl gcc rootgcc; then
   if grep -q '"mismatches":0' gcc.json && [[ $(readlink rootgcc/usr/bin/gcc) == gcc-12 &&
     -x rootgcc/usr/bin/x86_64-linux-gnu-gcc-12 && -d rootgcc/opt/lib/stubs ]]; then
     ok "symlinks made with the targets readlink read, followed to an executable file (0 mismatches)"
@@ -336,8 +342,7 @@ cat > rl2.jsonl << JSON
 {"pid":1,"tid":1,"call":"openat","start_ns":15000,"end_ns":16000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/g","flags":"O_WRONLY","mode":0}}
 JSON
 mkdir rootrl2
-"$iorr" import jsonl rl2.jsonl -o rl2.iorr 2> rl2.err
-"$iorr" replay rl2.iorr --root rootrl2 --json > rl2.json 2>> rl2.err
+replay_jsonl rl2 rootrl2
 if grep -q '"mismatches":0' rl2.json && [[ $(readlink rootrl2/w/l) == abcdefgh && -f rootrl2/w/g && ! -e rootrl2/w/nothere ]]; then
   ok "a cut readlink target replaced by a longer one, bufsiz 0, a renamed parent (0 mismatches)"
 else
@@ -352,8 +357,7 @@ cat > merged.jsonl << JSON
 {"pid":1,"tid":1,"call":"access","start_ns":3000,"end_ns":4000,"ret":0,"errno":null,"args":{"path":"/bin/sh","mode":"X_OK"}}
 JSON
 mkdir rootmerged
-"$iorr" import jsonl merged.jsonl -o merged.iorr 2> merged.err
-"$iorr" replay merged.iorr --root rootmerged --json > merged.json 2>> merged.err
+replay_jsonl merged rootmerged
 if grep -q '"mismatches":0' merged.json && [[ -x rootmerged/usr/bin/sh && -L rootmerged/bin ]]; then
   ok "names under a symlink to a directory made first (bin -> usr/bin; 0 mismatches)"
 else
@@ -373,8 +377,7 @@ cat > copy.jsonl << JSON
 {"pid":1,"tid":1,"call":"sendfile","start_ns":9000,"end_ns":10000,"ret":2000,"errno":null,"args":{"out_fd":4,"in_fd":3,"offset":"[8000]","count":2000}}
 JSON
 mkdir rootcopy
-"$iorr" import jsonl copy.jsonl -o copy.iorr 2> copy.err
-"$iorr" replay copy.iorr --root rootcopy --json > copy.json 2>> copy.err
+replay_jsonl copy rootcopy
 # (cp's FICLONE first: replayed too; it fails here as recorded unless this file system shares
 # blocks (xfs with reflink, btrfs), when the replay counts a mismatch and the copy still runs.)
 fs=$(stat -f -c %T .)
@@ -403,8 +406,7 @@ mkdir rootx
 if ! setfattr -n user.probe -v 1 rootx 2> /dev/null && ! python3 -c "import os; os.setxattr('rootx', 'user.probe', b'1')" 2> /dev/null; then
   echo "SKIP (case): $PWD does not take user extended attributes"
 else
-  "$iorr" import jsonl xattr.jsonl -o xattr.iorr 2> xattr.err
-  "$iorr" replay xattr.iorr --root rootx --json > xattr.json 2>> xattr.err
+  replay_jsonl xattr rootx
   if grep -q '"mismatches":0' xattr.json && [[ $(stat -c %a rootx/w/f) == 640 ]] && ! grep -q 'not replayed' xattr.json; then
     ok "extended attributes replayed: an ACL from the mode (0640 kept), a user attribute (0 mismatches)"
   else
@@ -418,8 +420,7 @@ else
 {"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/dst","flags":"O_WRONLY|O_CREAT|O_EXCL","mode":384}}
 {"pid":1,"tid":1,"call":"fsetxattr","start_ns":3000,"end_ns":4000,"ret":0,"errno":null,"args":{"fd":4,"name":"system.posix_acl_access","value":"\u0002\u0000\u0000\u0000\u0001\u0000\u0006\u0000\u00ff\u00ff\u00ff\u00ff\u0004\u0000\u0004\u0000\u00ff\u00ff\u00ff\u00ff \u0000\u0004\u0000\u00ff\u00ff\u00ff\u00ff","size":28,"flags":0}}
 JSON
-  "$iorr" import jsonl cpacl.jsonl -o cpacl.iorr 2> cpacl.err
-  "$iorr" replay cpacl.iorr --root rootx --json > cpacl.json 2>> cpacl.err
+  replay_jsonl cpacl rootx
   if grep -q '"mismatches":0' cpacl.json && [[ $(stat -c %a rootx/w/dst) == 644 ]]; then
     ok "cp -a's ACL replayed with its recorded value: the file ends 0644 (made 0600)"
   else

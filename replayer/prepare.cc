@@ -68,8 +68,7 @@ void InitialState::Spend(size_t bytes) {
 bool InitialState::Admit(const std::string& n) {
   if (n.size() > kMaxName || overflowed_) return false;
   if (now_.count(n) != 0) return true;
-  name_bytes_ += n.size() + 64;  // the key, and about what a node of each map costs
-  if (name_bytes_ > kMaxNameBytesTotal) overflowed_ = true;
+  Spend(n.size() + 64);  // the key, and about what a node of each map costs
   return !overflowed_;
 }
 

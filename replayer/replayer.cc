@@ -189,7 +189,16 @@ class Engine {
       }
       ::close(dir);
     }
-    syncfs(root_);
+    // What was made goes to disk before the replay starts, so that neither the replay's time
+    // nor its --block-trace counts the tree's creation. (Until stop 32 this was syncfs on the
+    // O_PATH root, which the kernel refuses with EBADF: the prepared tree's metadata was committed
+    // and written home by the workload's first sync. A recorded `cp -a` of the 5,000-entry tree
+    // then showed 1,164 metadata blocks in the block trace against 896 for a real `cp -a`, and
+    // a read-only `find | cat` 582 where a real one writes 314, the atimes.)
+    int sync_fd = openat(root_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sync_fd < 0 || syncfs(sync_fd) != 0)
+      r_->skipped["prepared files not synced before the replay"]++;
+    if (sync_fd >= 0) ::close(sync_fd);
     if (o_.cache == Cache::kCold) {
       int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
       if (fd < 0 || ::write(fd, "3", 1) != 1) r_->skipped["page cache not dropped (not root?)"]++;

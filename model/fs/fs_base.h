@@ -121,6 +121,16 @@ class FsBase {
   virtual void DirRemoved(MetaBlock own) { (void)own; }
   // Whether data gets its blocks at write (false: delayed allocation, at writeback).
   virtual bool AllocateAtWrite() const { return false; }
+  // Whether copy_file_range inside the file system shares the source's blocks instead of copying
+  // them (reflink: xfs as mkfs.xfs makes it since xfsprogs 5.1, btrfs): then nothing is read or
+  // written but the destination's block map, and Cloned is called for it.
+  virtual bool SharesExtents() const { return false; }
+  // f's range now maps blocks of `from` (null: a file the trace does not show), which it now
+  // shares: their block maps and the reference counts.
+  virtual void Cloned(File& f, File* from) {
+    (void)from;
+    MetadataChanged(f, 0);
+  }
 
   // ---- Services for the models.
   int64_t now() const { return t_; }

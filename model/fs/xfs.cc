@@ -101,6 +101,18 @@ class Xfs : public FsBase {
     t.Buf(kBtreeBase + 2, kBtreeChunks * kChunk, 0, kBlock);  // cntbt
     Commit(t, f, true);
   }
+  // Reflink (mkfs.xfs's default since xfsprogs 5.1; not the legacy generation's v4 format):
+  // copy_file_range remaps the source's extents into the destination, logging both inodes (the
+  // destination's new extent; the reflink flag both get) and the reference-count btree's
+  // record, and allocating nothing.
+  bool SharesExtents() const override { return !legacy_; }
+  void Cloned(File& f, File* from) override {
+    Trans t;
+    t.Inode(f, 16);
+    if (from) t.Inode(*from, ForkBytes(*from));
+    t.Buf(kBtreeBase + 3, kBtreeChunks * kChunk, 0, kBlock);  // refcountbt
+    Commit(t, f, true);
+  }
   // A freed directory's buffers are cancelled: not logged, not written home.
   void DirRemoved(MetaBlock own) override {
     if (own == 0) return;

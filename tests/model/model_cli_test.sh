@@ -634,6 +634,13 @@ if [[ $more_ok == 1 ]]; then
   judge "a == 69632 and b > 0" \
     "copy_file_range and sendfile write the destination's data: $a bytes, $b read from the source" \
     "copy_file_range and sendfile: $a data bytes written (expected 69632), $b bytes read (expected > 0)" "$a" "$b"
+  # xfs shares blocks (reflink): copy_file_range clones, only sendfile's 4 KiB are written;
+  # xfs-legacy (v4, no reflink) copies (before stop 32: 69632 on both).
+  a=$("$iorr" model more-copy.iorr --fs xfs --disk nvme-plp --cache on --barrier on --json | field data)
+  b=$("$iorr" model more-copy.iorr --fs xfs-legacy --disk nvme-plp --cache on --barrier on --json | field data)
+  judge "a == 4096 and b == 69632" \
+    "copy_file_range clones on xfs ($a data bytes: sendfile's), copies on xfs-legacy ($b)" \
+    "copy_file_range on xfs: $a data bytes (expected 4096: a clone), on xfs-legacy $b (expected 69632)" "$a" "$b"
   got=""
   for c in dupself appendpw crshare cfnotab; do got+="$(mj "fdsem$c" --disk nvme-plp | field data) "; done
   if [[ $got == "8192 8192 0 4096 " ]]; then

@@ -54,6 +54,9 @@ struct Report {
   uint64_t events = 0;
   uint64_t replayed = 0;
   std::map<std::string, uint64_t> skipped;  // by reason
+  // Calls carried out otherwise than the program made them, by how (a FICLONE the root's file
+  // system cannot do, as a copy).
+  std::map<std::string, uint64_t> emulated;
   uint64_t mismatches = 0;
   std::vector<std::string> first_mismatches;
   std::map<std::string, CallStats> calls;

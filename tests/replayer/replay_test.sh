@@ -378,15 +378,38 @@ cat > copy.jsonl << JSON
 JSON
 mkdir rootcopy
 replay_jsonl copy rootcopy
-# (cp's FICLONE first: replayed too; it fails here as recorded unless this file system shares
-# blocks (xfs with reflink, btrfs), when the replay counts a mismatch and the copy still runs.)
+# (cp's FICLONE first, which the recording's file system refused: not issued, since cp copied
+# because of that refusal; until stop 32 it was issued, and where this file system shares
+# blocks (xfs with reflink, btrfs) it cloned the file and counted a mismatch.)
 fs=$(stat -f -c %T .)
-if [[ $fs == xfs || $fs == btrfs ]]; then want_mm=1; else want_mm=0; fi
-if grep -qE "\"mismatches\":(0|$want_mm)," copy.json && ! grep -q 'not replayed' copy.json &&
+if grep -q '"mismatches":0,' copy.json && ! grep -q 'not replayed' copy.json &&
+  grep -q "\"FICLONE the recording's file system refused (not issued)\":1" copy.json &&
   [[ $(stat -c %s rootcopy/w/src rootcopy/w/dst | tr '\n' ' ') == "10000 12000 " ]]; then
-  ok "FICLONE, copy_file_range and sendfile replayed: 12,000 bytes copied from a 10,000-byte source ($want_mm mismatches on $fs)"
+  ok "copy_file_range and sendfile replayed: 12,000 bytes copied from a 10,000-byte source, the refused FICLONE not issued (0 mismatches on $fs)"
 else
-  fail "copies: $(stat -c '%n %s' rootcopy/w/src rootcopy/w/dst 2>&1 | tr '\n' ' ') $(head -c 300 copy.json) $(cat copy.err)"
+  fail "copies: $(stat -c '%n %s' rootcopy/w/src rootcopy/w/dst 2>&1 | tr '\n' ' ') $(head -c 400 copy.json) $(cat copy.err)"
+fi
+
+# A FICLONE that succeeded where it was recorded (cp on xfs or btrfs copies nothing after it):
+# where this file system cannot clone, the replay copies the source instead, so the copy ends
+# as large as its source (before stop 32: EOPNOTSUPP, a mismatch, and an empty copy).
+cat > clone.jsonl << JSON
+{"iorr_header":{"version":3,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/src","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"pread64","start_ns":2100,"end_ns":2200,"ret":6000,"errno":null,"args":{"fd":3,"count":6000,"offset":0}}
+{"pid":1,"tid":1,"call":"openat","start_ns":3000,"end_ns":4000,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/dst","flags":"O_WRONLY|O_CREAT|O_EXCL","mode":420}}
+{"pid":1,"tid":1,"call":"ioctl","start_ns":4200,"end_ns":4400,"ret":0,"errno":null,"args":{"fd":4,"request":"FICLONE","arg":3}}
+{"pid":1,"tid":1,"call":"close","start_ns":5000,"end_ns":5100,"ret":0,"errno":null,"args":{"fd":4}}
+JSON
+mkdir rootclone
+replay_jsonl clone rootclone
+if [[ $fs == xfs || $fs == btrfs ]]; then want_emulated=0; else want_emulated=1; fi
+if grep -q '"mismatches":0,' clone.json &&
+  [[ $(stat -c %s rootclone/w/src rootclone/w/dst | tr '\n' ' ') == "6000 6000 " ]] &&
+  { [[ $want_emulated == 0 ]] || grep -q '"FICLONE as a copy (the root.s file system cannot clone)":1' clone.json; }; then
+  ok "a FICLONE recorded as done leaves a 6,000-byte copy of a 6,000-byte source (0 mismatches on $fs, $want_emulated emulated)"
+else
+  fail "FICLONE recorded as done: $(stat -c '%n %s' rootclone/w/src rootclone/w/dst 2>&1 | tr '\n' ' ') $(head -c 400 clone.json) $(cat clone.err)"
 fi
 
 # Extended attributes (cp -a sets an ACL on every file): replayed with values of the recorded

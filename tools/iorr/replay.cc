@@ -60,6 +60,14 @@ std::string ReportJson(replay::Report& rep, const std::string& extra) {
     AppendJsonString(out, why);
     out += ":" + std::to_string(n);
   }
+  out += "},\"emulated\":{";
+  comma = false;
+  for (const auto& [how, n] : rep.emulated) {
+    if (comma) out += ",";
+    comma = true;
+    AppendJsonString(out, how);
+    out += ":" + std::to_string(n);
+  }
   out += "},\"first_mismatches\":[";
   for (size_t i = 0; i < rep.first_mismatches.size(); ++i) {
     if (i) out += ",";
@@ -130,6 +138,11 @@ void PrintText(replay::Report& rep) {
     std::printf("skipped\n");
     for (const auto& [why, n] : rep.skipped)
       std::printf("  %12s  %s\n", Thousands(n).c_str(), why.c_str());
+  }
+  if (!rep.emulated.empty()) {
+    std::printf("emulated\n");
+    for (const auto& [how, n] : rep.emulated)
+      std::printf("  %12s  %s\n", Thousands(n).c_str(), how.c_str());
   }
   std::printf("%-18s %10s %10s %10s %10s %10s %8s\n", "call", "count", "p50 us", "p90 us",
               "p99 us", "max us", "mismatch");

@@ -23,10 +23,11 @@
 # disk.validation.json, which `iorr model --disk OUT/disk.json` reads to mark its rows
 # validated with these errors.
 #
-# Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm] [--runs N]
+# Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm,cp] [--runs N]
 #                         [--keep DIR] [--out DIR] [--size 1G]
 #   --size: the loop images (1G; the whole tarball needs 4G)
-#   --subset N  entries of the Linux tarball for tar/rm (default 5000; 0 = the whole tarball)
+#   --subset N  entries of the Linux tarball for tar/rm/cp (default 5000; 0 = the whole tarball)
+#   cp: `cp -a` of that tree (extracted beforehand, not timed) then `sync`
 #   RUNS (or --runs) replays per configuration, medians reported (default 3).
 # Needs root, loop devices, tracefs, mkfs.ext4, mkfs.xfs, python3, sqlite3.
 set -euo pipefail
@@ -37,7 +38,7 @@ source "$root/tools/shared-dir.sh"
 loopfs=$root/tools/loopfs.sh
 runs=${RUNS:-3}
 subset=5000
-workloads=fsync,sqlite,tar,rm
+workloads=fsync,sqlite,tar,rm,cp
 keep=
 out=${IORR_MVR_OUT:-/var/tmp/iorr-model-vs-real}
 size=1G
@@ -73,7 +74,7 @@ log() { echo "model-vs-real: $*" >&2; }
 
 # ---- 1. Record the workloads (on tmpfs).
 tarball=
-if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* ]]; then
+if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* || ,$workloads, == *,cp,* ]]; then
   if [[ $subset == 0 ]]; then tarball=$(bash "$shared/workloads/linux-tar.sh")
   else tarball=$(bash "$shared/workloads/linux-tar.sh" --subset "$subset"); fi
 fi
@@ -101,6 +102,7 @@ for i in range(250):
     sqlite) "$@" sh -c "sqlite3 db.sqlite < '$work/sqlite.sql'" ;;  # 250 small transactions
     tar) "$@" sh -c "tar xf '$tarball' && sync" ;;
     rm) "$@" sh -c 'rm -rf -- * && sync' ;;
+    cp) "$@" sh -c 'cp -a src dst && sync' ;;  # copy_file_range, ACLs (setxattr), timestamps
     *) echo "model-vs-real: unknown workload $w" >&2; exit 2 ;;
   esac
 }
@@ -116,10 +118,12 @@ warm_up() {  # name
     sqlite) sqlite3 -version ;;
     tar) tar --version && cat "$tarball" ;;
     rm) rm --version ;;
+    cp) cp --version ;;
   esac > /dev/null
 }
 set_up() {  # name: what a workload needs in the current directory before it runs
   [[ $1 == rm ]] && tar xf "$tarball" && sync
+  [[ $1 == cp ]] && mkdir src && tar xf "$tarball" -C src && sync
   return 0
 }
 # Each workload is recorded RUNS times: a recording is a measurement too (the program's own time

@@ -47,7 +47,7 @@ int64_t MonoNs() {
 }
 
 long Ret(long r) { return r < 0 ? -errno : r; }
-// A FICLONE result that says the file system (or the pair of files) cannot clone.
+// A recorded FICLONE result that says the file system (or the pair of files) could not clone.
 bool CannotClone(long ret) {
   return ret == -EOPNOTSUPP || ret == -EXDEV || ret == -EINVAL || ret == -ENOTTY;
 }
@@ -570,9 +570,16 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       // shares blocks, xfs with reflink and btrfs) between the live fds; other requests are
       // not replayed (their arguments point to structures the trace does not hold).
       if (static_cast<unsigned long>(e.args[1].i) != FICLONE) return Skip("ioctl other than FICLONE");
-      Live* out = live(0);
-      auto it = p.fds.find(e.args[2].i);
-      Live* in = it == p.fds.end() ? nullptr : it->second.get();
+      // Both held while the lock is released: another thread's close of either (ordered after
+      // this call, but a review's race had one free the source under an emulated copy) cannot
+      // free them or let the fd number be reused meanwhile.
+      auto ref = [&](int64_t fd) {
+        auto it = p.fds.find(fd);
+        return it == p.fds.end() ? std::shared_ptr<Live>() : it->second;
+      };
+      std::shared_ptr<Live> out_ref = ref(e.args[0].i), in_ref = ref(e.args[2].i);
+      Live* out = out_ref.get();
+      Live* in = in_ref.get();
       if (!fd_ok(out) || !fd_ok(in)) return;
       // The clone's outcome decided what the program did next, and it is the recording file
       // system's: where it could not clone, cp copied the data after, so the replay does not
@@ -584,17 +591,23 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         return Skip("FICLONE the recording's file system refused (not issued)");
       begin();
       long res = Ret(::ioctl(out->fd, FICLONE, in->fd));
-      if (e.ret == 0 && CannotClone(res)) {
-        struct stat st {};
-        res = fstat(in->fd, &st) == 0 ? 0 : -errno;
-        for (loff_t from = 0, to = 0; res == 0 && from < st.st_size;) {
+      bool emulated = false;
+      struct stat from_st {}, to_st {};
+      // EINVAL is also the answer for anything but two regular files, everywhere: not emulated.
+      if (e.ret == 0 && (res == -EOPNOTSUPP || res == -EXDEV ||
+                         (res == -EINVAL && fstat(in->fd, &from_st) == 0 &&
+                          fstat(out->fd, &to_st) == 0 && S_ISREG(from_st.st_mode) &&
+                          S_ISREG(to_st.st_mode)))) {
+        res = fstat(in->fd, &from_st) == 0 ? 0 : -errno;
+        for (loff_t from = 0, to = 0; res == 0 && from < from_st.st_size;) {
           ssize_t k = ::copy_file_range(in->fd, &from, out->fd, &to,
-                                        std::min<uint64_t>(st.st_size - from, kMaxIo), 0);
+                                        std::min<uint64_t>(from_st.st_size - from, kMaxIo), 0);
           if (k <= 0) res = k < 0 ? -errno : -EIO;
         }
-        if (res == 0) ++r_->emulated["FICLONE as a copy (the root's file system cannot clone)"];
+        emulated = res == 0;
       }
-      end(res);
+      end(res);  // (the report is the engine's, under its lock again after end)
+      if (emulated) ++r_->emulated["FICLONE as a copy (the root's file system cannot clone)"];
       break;
     }
     case CallId::copy_file_range:
@@ -1018,6 +1031,9 @@ class Dependencies {
                      spec.effect == trace::Effect::kRename;
     for (int i = 0; i < spec.nargs; ++i) {
       trace::ArgKind k = spec.args[i].kind;
+      // FICLONE's argument is the source's fd (the replay reads it, an emulated clone for long).
+      if (e.call == CallId::ioctl && i == 2 && static_cast<unsigned long>(e.args[1].i) == FICLONE)
+        k = trace::ArgKind::kFd;
       if ((k == trace::ArgKind::kFd || k == trace::ArgKind::kDirFd) && e.args[i].i != AT_FDCWD &&
           e.call != CallId::dirents) {
         Read(FdKey(e.pid, e.args[i].i));

@@ -961,35 +961,53 @@ bool FsBase::Apply(const Event& e) {
       // destination (cp copies every file so since coreutils 9; until stop 31 the model left
       // these calls out, and a recorded `cp -a` wrote no data). An offset pointer of -1 stands
       // for NULL: the file position is used and moved. On a file system that shares blocks
-      // (SharesExtents) copy_file_range clones instead: no data moves, the destination's block
-      // map changes (a `cp -a` of the 5,000-entry tree wrote 29.0 MB of data on ext4 and none
-      // on xfs, whose mkfs makes reflink file systems); sendfile always copies. A FICLONE
-      // that succeeded is an ioctl the models leave out.)
+      // (SharesExtents) copy_file_range clones instead where it can: no data moves, the
+      // destination's block map changes (a `cp -a` of the 5,000-entry tree wrote 29.0 MB of
+      // data on ext4 and none on xfs, whose mkfs makes reflink file systems); sendfile always
+      // copies. A FICLONE that succeeded is an ioctl the models leave out.
       if (!ok || e.ret <= 0) return false;
       bool cfr = e.call == CallId::copy_file_range;
-      bool clone = cfr && SharesExtents();
       int64_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
       auto n = static_cast<uint64_t>(e.ret);
+      auto asked = static_cast<uint64_t>(e.args[cfr ? 4 : 3].i);
+      Description* from = open_file(cfr ? 0 : 1);
+      Description* to = open_file(cfr ? 2 : 0);
+      if (from && (in_at < -1 || in_at > kMaxOffset)) from = nullptr;
+      if (to && (out_at < -1 || out_at > kMaxOffset)) to = nullptr;
+      uint64_t in_off = !from ? 0 : in_at == -1 ? from->pos : static_cast<uint64_t>(in_at);
+      uint64_t out_off = !to            ? 0
+                         : out_at == -1 ? (to->append ? FileOf(*to).size : to->pos)
+                                        : static_cast<uint64_t>(out_at);
+      if (from && in_at == -1) from->pos = in_off + n;
+      if (to && out_at == -1) to->pos = out_off + n;
+      // A remap needs block-aligned offsets and a length that is block-aligned or runs to the
+      // source's end (a copy that moved less than it asked for reached it); otherwise xfs
+      // copies (generic_remap_checks; a review found unaligned copies modelled as clones).
+      bool clone = cfr && SharesExtents() && from && to && &FileOf(*from) != &FileOf(*to) &&
+                   in_off % kBlock == 0 && out_off % kBlock == 0 && (n % kBlock == 0 || n < asked);
       bool waited = false;
-      File* source = nullptr;
-      if (Description* from = open_file(cfr ? 0 : 1); from && in_at >= -1 && in_at <= kMaxOffset) {
-        uint64_t off = in_at == -1 ? from->pos : static_cast<uint64_t>(in_at);
-        if (in_at == -1) from->pos = off + n;
-        source = &FileOf(*from);
-        if (!clone) waited = ReadData(*source, off, off + n);
-      }
-      if (Description* to = open_file(cfr ? 2 : 0); to && out_at >= -1 && out_at <= kMaxOffset) {
+      if (clone) {
+        // The remap first writes both files' dirty pages and waits for them
+        // (filemap_write_and_wait_range), and forces the log for an O_SYNC or O_DSYNC fd.
+        File& src = FileOf(*from);
         File& f = FileOf(*to);
-        uint64_t off =
-            out_at == -1 ? (to->append ? f.size : to->pos) : static_cast<uint64_t>(out_at);
-        if (out_at == -1) to->pos = off + n;
-        if (clone) {
-          f.size = std::max(f.size, off + n);
-          Cloned(f, source == &f ? nullptr : source);
-        } else {
-          waited = WriteData(f, off, off + n, to->sync) || waited;
+        std::vector<uint64_t> tags;
+        WriteBack(src, &tags);
+        WriteBack(f, &tags);
+        if (!tags.empty()) {
+          Wait(tags);
+          waited = true;
         }
+        f.size = std::max(f.size, out_off + n);
+        Cloned(f, &src);
+        if (from->sync || to->sync) {
+          Fsync(f, true);
+          waited = true;
+        }
+        return waited;
       }
+      if (from) waited = ReadData(FileOf(*from), in_off, in_off + n);
+      if (to) waited = WriteData(FileOf(*to), out_off, out_off + n, to->sync) || waited;
       return waited;
     }
     default:

@@ -550,6 +550,12 @@ elif kind == "copy":
     ev(1, 1, "copy_file_range", 7000, 1000, 0, {"fd_in": 3, "off_in": "NULL", "fd_out": 4, "off_out": "NULL", "len": 2**62, "flags": 0})
     ev(1, 1, "sendfile", 9000, 1000, 4096, {"out_fd": 4, "in_fd": 3, "offset": "NULL", "count": 4096})
     ev(1, 1, "sync", 11000, 1000, 0, {})
+elif kind == "copyun":
+    # A copy from an offset that is not block-aligned: xfs copies it (no remap), 64 KiB.
+    ev(1, 1, "openat", 1000, 1000, 3, {"dirfd": "AT_FDCWD", "path": "/w/src", "flags": "O_RDONLY", "mode": 0})
+    ev(1, 1, "openat", 3000, 1000, 4, {"dirfd": "AT_FDCWD", "path": "/w/dst", "flags": "O_WRONLY|O_CREAT|O_EXCL", "mode": 420})
+    ev(1, 1, "copy_file_range", 5000, 1000, 65536, {"fd_in": 3, "off_in": "[100]", "fd_out": 4, "off_out": "[0]", "len": 65536, "flags": 0})
+    ev(1, 1, "sync", 11000, 1000, 0, {})
 elif kind == "reuse":
     ev(1, 1, "newfstatat", 1000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
     ev(1, 5, "newfstatat", 3000, 1000, 0, {"dirfd": "AT_FDCWD", "path": "/w", "flags": 0})
@@ -561,7 +567,7 @@ PY
 }
 more_ok=1
 for k in "exit40" "fsync 1" "fsync 10" "stdin" "tail" "reuse 5" "reuse 7" "via" "late" "many 0" "many 1" "cloexec" "shared" "overwrite" "forkpos" \
-  "fdsem dupself" "fdsem appendpw" "fdsem crshare" "fdsem cfnotab" "copy"; do
+  "fdsem dupself" "fdsem appendpw" "fdsem crshare" "fdsem cfnotab" "copy" "copyun"; do
   n=${k// /}
   gen_more $k > "more-$n.jsonl" && "$iorr" import jsonl "more-$n.jsonl" -o "more-$n.iorr" 2> more.err ||
     { more_ok=0; fail "import $n: $(cat more.err)"; }
@@ -641,6 +647,10 @@ if [[ $more_ok == 1 ]]; then
   judge "a == 4096 and b == 69632" \
     "copy_file_range clones on xfs ($a data bytes: sendfile's), copies on xfs-legacy ($b)" \
     "copy_file_range on xfs: $a data bytes (expected 4096: a clone), on xfs-legacy $b (expected 69632)" "$a" "$b"
+  a=$("$iorr" model more-copyun.iorr --fs xfs --disk nvme-plp --cache on --barrier on --json | field data)
+  judge "a == 65536" \
+    "an unaligned copy_file_range copies on xfs too ($a data bytes)" \
+    "an unaligned copy_file_range on xfs: $a data bytes (expected 65536: no remap)" "$a"
   got=""
   for c in dupself appendpw crshare cfnotab; do got+="$(mj "fdsem$c" --disk nvme-plp | field data) "; done
   if [[ $got == "8192 8192 0 4096 " ]]; then

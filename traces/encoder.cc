@@ -272,7 +272,9 @@ bool ChunkEncoder::PutString(const Arg& a, bool listing) {
     refs.p = PutVarint(refs.p, kRefNull);
     return true;
   }
-  std::string_view s = a.s;
+  // An empty string's data may be null (a default view), which the memcpy and memcmp below
+  // may not be given even for 0 bytes (UBSan, under the importers' fuzzer).
+  std::string_view s = a.s.empty() ? std::string_view("", 0) : a.s;
   uint32_t before = strings_;
   int32_t found = Intern(s, HashBytes(s.data(), s.size()));
   if (found >= 0) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the trace reader for a bounded time:
 #   tests/fuzz/run.sh [seconds]          (default 60)
+# or, with --importers, the text importers (import_fuzz.cc: strace logs and JSON lines):
+#   tests/fuzz/run.sh --importers [seconds]
 #
 # Configures a separate build directory with clang and -DIORR_FUZZ=ON (the main build may use
 # any compiler), builds trace_reader_fuzz and make_corpus there, writes fresh seeds, and runs
@@ -18,9 +20,14 @@
 # register the CTest with SKIP_RETURN_CODE 77).
 set -euo pipefail
 
+target=trace_reader_fuzz
+if [ "${1:-}" = --importers ]; then
+  target=import_fuzz
+  shift
+fi
 secs="${1:-60}"
 if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ]; then
-  echo "usage: $0 [seconds]" >&2
+  echo "usage: $0 [--importers] [seconds]" >&2
   exit 2
 fi
 
@@ -30,7 +37,7 @@ artifacts="${IORR_FUZZ_ARTIFACTS:-$build/fuzz-artifacts}"
 jobs="${IORR_FUZZ_JOBS:-1}"
 
 skip() {
-  echo "SKIP trace_reader_fuzz: $*" >&2
+  echo "SKIP $target: $*" >&2
   exit 77
 }
 
@@ -81,27 +88,86 @@ if [ ! -f "$build/tests/fuzz/Makefile" ] && [ ! -d "$build/tests/fuzz/CMakeFiles
   exit 1
 fi
 
-echo "== building trace_reader_fuzz and make_corpus"
-if ! cmake --build "$build" --target trace_reader_fuzz make_corpus -j "$(nproc 2>/dev/null || echo 2)" \
+echo "== building $target and make_corpus"
+if ! cmake --build "$build" --target "$target" make_corpus -j "$(nproc 2>/dev/null || echo 2)" \
      >"$build/fuzz-build.log" 2>&1; then
   tail -n 60 "$build/fuzz-build.log" >&2
   echo "FAIL: build failed (log: $build/fuzz-build.log)" >&2
   exit 1
 fi
-fuzzer="$build/bin/trace_reader_fuzz"
+fuzzer="$build/bin/$target"
 [ -x "$fuzzer" ] || { echo "FAIL: $fuzzer was not built" >&2; exit 1; }
 
 seeds="$build/fuzz-seeds"
 corpus="$build/fuzz-corpus"
+if [ "$target" = import_fuzz ]; then
+  seeds="$build/import-fuzz-seeds"
+  corpus="$build/import-fuzz-corpus"
+fi
 rm -rf "$seeds"
 mkdir -p "$seeds" "$corpus" "$artifacts"
-"$build/bin/make_corpus" "$seeds"
-cp "$src/tests/fixtures/v1/rm.iorr" "$seeds/t6_format1_rm.trace"  # an older format's references
-cp "$src/tests/fixtures/v2/readlink.iorr" "$seeds/t7_format2_readlink.trace"  # no readlink targets
+if [ "$target" = import_fuzz ]; then
+  # First byte: even for a strace log, odd for JSON lines (see import_fuzz.cc).
+  { printf '\000'
+    cat <<'LOG'
+4121  1796012969.804430 openat(AT_FDCWD</w>, "a/b", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3</w/a/b> <0.000038>
+4121  1796012969.804500 write(3</w/a/b>, "hello\n", 6) = 6 <0.000010>
+4122  1796012969.804510 read(0, "x", 4096 <unfinished ...>
+4121  1796012969.804520 renameat2(AT_FDCWD, "a/b", AT_FDCWD, "a/c", RENAME_NOREPLACE) = 0
+4122  1796012969.804530 <... read resumed>"", 4096) = 0
+4121  1796012969.804540 readlink("/proc/self/exe", "/usr/bin/tar", 4096) = 12
+4121  1796012969.804550 setxattr("a/c", "user.k", "v\0w", 3, 0) = 0
+4121  1796012969.804560 getdents64(4, 0x55d0 /* 3 entries */, 32768) = 72
+4121  1796012969.804570 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED} ---
+4121  1796012969.804580 close(3</w/a/c>) = -1 EBADF (Bad file descriptor)
+4122  1796012969.804590 +++ exited with 0 +++
+4123  1796012969.804600 openat(AT_FDCWD, "a/d",  <unfinished ...>
+4124  1796012969.804610 open(<unfinished ...>
+LOG
+  } > "$seeds/strace-hand"
+  if command -v strace >/dev/null; then
+    { printf '\000'
+      strace -f -ttt -y -s 64 -o /dev/stdout sh -c 'cat /etc/hostname; ls /' 2>/dev/null | head -n 400
+    } > "$seeds/strace-live" || true
+  fi
+  { printf '\001'
+    cat <<'JSONL'
+{"iorr_header":{"version":3,"time_unit_ns":1000,"start_mono_ns":0,"start_wall_ns":0,"fields":[["cwd","/w"]]}}
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a\u00ff","flags":"O_WRONLY|O_CREAT","mode":"0644"}}
+{"pid":1,"tid":2,"call":"pwrite64","start_ns":3000,"ret":-1,"errno":"ENOSPC","args":{"fd":3,"count":4096,"offset":8192}}
+{"pid":1,"tid":1,"call":"readlinkat","start_ns":4000,"end_ns":4100,"ret":3,"errno":null,"args":{"dirfd":-100,"path":"l","buf":"abc","bufsiz":64}}
+{"pid":1,"call":"syscall_999","start_ns":5000,"ret":"0x10"}
+{"iorr_note":"escape 1: io_uring_setup: I/O submitted through it is not recorded"}
+JSONL
+  } > "$seeds/jsonl-hand"
+else
+  "$build/bin/make_corpus" "$seeds"
+  cp "$src/tests/fixtures/v1/rm.iorr" "$seeds/t6_format1_rm.trace"  # an older format's references
+  cp "$src/tests/fixtures/v2/readlink.iorr" "$seeds/t7_format2_readlink.trace"  # no readlink targets
+fi
 echo "== $(ls "$seeds" | wc -l) seeds in $seeds, $(ls "$corpus" | wc -l) inputs in $corpus"
 
-dict="$build/trace_reader_fuzz.dict"
-cat >"$dict" <<'EOF'
+dict="$build/$target.dict"
+if [ "$target" = import_fuzz ]; then
+  cat >"$dict" <<'EOF'
+"<unfinished ...>"
+"<... "
+" resumed>"
+"+++ exited with "
+"--- SIG"
+" = -1 E"
+"AT_FDCWD"
+"O_RDONLY|O_CLOEXEC"
+"\\x"
+"\\u00"
+"\"args\":{"
+"\"iorr_header\""
+"\"iorr_note\""
+"\"errno\":"
+"null"
+EOF
+else
+  cat >"$dict" <<'EOF'
 # iorr record frame magic (zstd skippable 0x184D2A5E), other skippable magic, zstd frame magic
 "\x5e\x2a\x4d\x18"
 "\x50\x2a\x4d\x18"
@@ -122,6 +188,7 @@ cat >"$dict" <<'EOF'
 "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
 "\x80\x80\x80\x80\x10"
 EOF
+fi
 
 fork=()
 [ "$jobs" -gt 1 ] && fork=(-fork="$jobs")
@@ -141,7 +208,7 @@ set -e
 found="$(find "$artifacts" -maxdepth 1 -type f -newer "$stamp" \
   \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null || true)"
 if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
-  echo "FAIL: trace_reader_fuzz exited with $rc" >&2
+  echo "FAIL: $target exited with $rc" >&2
   for f in $found; do
     echo "  finding: $f   (reproduce: $fuzzer $f)" >&2
   done

@@ -126,7 +126,10 @@ class Importer {
     e.tid = rec.tid;
     e.pid = Tgid(rec.tid);
     e.start_ns = rec.has_time ? rec.time_ns - base_ns_ : 0;
-    e.end_ns = e.start_ns + (rec.has_duration ? rec.duration_ns : 0);
+    // (Both may be near 9e18 ns, what a log's seconds can say: the sum saturates, as a signed
+    // overflow here made end times negative, and undefined behaviour, found by review.)
+    if (__builtin_add_overflow(e.start_ns, rec.has_duration ? rec.duration_ns : 0, &e.end_ns))
+      e.end_ns = std::numeric_limits<int64_t>::max();
     if (other_nr >= 0) {
       e.args[0].i = other_nr;
       ++report_.other_calls;

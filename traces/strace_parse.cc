@@ -642,7 +642,8 @@ void StraceParser::Feed(std::string_view line) {
     // A line a little late from before the last midnight (another thread's) goes back a day.
     constexpr int64_t kDayNs = 86'400'000'000'000, kHalfDayNs = kDayNs / 2;
     int64_t t = p.time_ns + day_offset_ns_;
-    if (t < last_time_of_day_ns_ - kHalfDayNs) {
+    // (At most 10,000 days: a hostile log of 100,000 midnights would overflow the offset.)
+    if (t < last_time_of_day_ns_ - kHalfDayNs && day_offset_ns_ < 10'000 * kDayNs) {
       day_offset_ns_ += kDayNs;
       t += kDayNs;
     } else if (t > last_time_of_day_ns_ + kHalfDayNs && day_offset_ns_ >= kDayNs) {

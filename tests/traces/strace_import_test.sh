@@ -88,4 +88,16 @@ setxattr("/f", "user.a", NULL, 40, 0) = 0 <0.000000>
 lsetxattr("/g", "user.a", NULL, 3, 0) = -1 EPERM (Operation not permitted) <0.000000>'
 [[ $got == "$want" ]] || { echo "FAIL: setxattr values: $got"; exit 1; }
 echo "ok: setxattr values"
+# A duration that would take the end time past int64 (both near 9e18 ns): the end saturates,
+# never wraps negative (it did before stop 32, a signed overflow found by review).
+cat > big.log << 'LOG'
+1 0.000001 close(3) = 0 <0.000001>
+1 8999999999.000000 close(4) = 0 <8999999999.000000>
+LOG
+"$iorr" import strace --strict -q big.log -o big.iorr
+if "$iorr" dump --json big.iorr | grep -q '"end_ns":-'; then
+  echo "FAIL: a huge duration wrapped the end time: $("$iorr" dump --json big.iorr | grep close | tail -n 1)"
+  exit 1
+fi
+echo "ok: huge durations"
 echo "1 passed, 0 failed"

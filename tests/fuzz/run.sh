@@ -127,7 +127,8 @@ LOG
   } > "$seeds/strace-hand"
   if command -v strace >/dev/null; then
     { printf '\000'
-      strace -f -ttt -y -s 64 -o /dev/stdout sh -c 'cat /etc/hostname; ls /' 2>/dev/null | head -n 400
+      strace -f -ttt -y -s 64 -o /dev/stdout sh -c 'cat /etc/hostname >/dev/null; ls / >/dev/null' 2>/dev/null |
+        head -n 400
     } > "$seeds/strace-live" || true
   fi
   { printf '\001'

@@ -81,6 +81,27 @@ global_state() {
   done
 }
 
+# Bytes of the writes queued in a dumped block trace: KIND data (without BLK_META) or meta
+# (journal, log and metadata writes carry BLK_META).
+queued_bytes() {  # dump data|meta
+  awk -F', ' -v meta="$([[ $2 == meta ]] && echo 1 || echo 0)" \
+    '/ block\(BLK_QUEUE, / && $6 ~ /BLK_WRITE/ && ($6 ~ /BLK_META/) == meta { s += $5 } END { print s + 0 }' "$1"
+}
+
+# NAME.jsonl imported and replayed onto a fresh loop-mounted ext4 (write cache "write back") with
+# --block-trace, the report in NAME.json, the block trace dumped to bt-NAME.dump; NAME.err says
+# what failed. Status 1: the set-up (import, mount) failed; 2: the replay or the dump.
+replay_onto_ext4() {  # name [replay options]
+  local name=$1 m=$work/mnt-$1
+  shift
+  "$iorr" import jsonl "$name.jsonl" -o "$name.iorr" 2> "$name.err" &&
+    bash "$src/tools/loopfs.sh" mount ext4 "$m" --size 512M --write-cache back > /dev/null 2>> "$name.err" ||
+    return 1
+  mounted+=("$m")
+  "$iorr" replay "$name.iorr" --root "$m" "$@" --block-trace "bt-$name.iorr" --json > "$name.json" 2>> "$name.err" &&
+    "$iorr" dump "bt-$name.iorr" > "bt-$name.dump" 2>> "$name.err" || return 2
+}
+
 # "makedev(0x7, 0x3)" as `iorr dump` prints a device number.
 dump_dev() {  # major minor
   if [[ $2 == 0 ]]; then printf 'makedev(0x%x, 0)' "$1"; else printf 'makedev(0x%x, 0x%x)' "$1" "$2"; fi
@@ -127,8 +148,7 @@ check_fs() {  # fs
   completed=$(grep -c ' block(BLK_COMPLETE, ' "$d")
   pf=$(grep ' block(BLK_QUEUE, ' "$d" | grep -c 'BLK_PREFLUSH')
   fua=$(grep ' block(BLK_QUEUE, ' "$d" | grep -c 'BLK_FUA')
-  # Data: queued writes that are not metadata (journal and log writes carry BLK_META).
-  data=$(awk -F', ' '/ block\(BLK_QUEUE, / && $6 ~ /BLK_WRITE/ && $6 !~ /BLK_META/ { s += $5 } END { print s + 0 }' "$d")
+  data=$(queued_bytes "$d" data)
   wrong_dev=$(grep ' block(' "$d" | grep -v -F ", $(dump_dev "$maj" "$min"), " | grep -c .)
   echo "   $fs figures: $events events, $q queued, $issued issued, $completed completed, $pf PREFLUSH, $fua FUA, $data data bytes queued"
   if [[ $q -gt 0 && $issued -gt 0 && $completed -gt 0 ]]; then
@@ -185,21 +205,15 @@ check_fs xfs
   done
   echo "{\"pid\":2,\"tid\":2,\"call\":\"sync\",\"start_ns\":$((t + 5000)),\"end_ns\":$((t + 9000)),\"ret\":0,\"errno\":null,\"args\":{}}"
 } > sync.jsonl
-m=$work/mnt-sync
-if "$iorr" import jsonl sync.jsonl -o sync.iorr 2> sync.err &&
-  bash "$src/tools/loopfs.sh" mount ext4 "$m" --size 512M --write-cache back > /dev/null 2>> sync.err; then
-  mounted+=("$m")
-  if "$iorr" replay sync.iorr --root "$m" --threads per-thread --block-trace bt-sync.iorr > /dev/null 2>> sync.err &&
-    "$iorr" dump bt-sync.iorr > bt-sync.dump 2>> sync.err; then
-    data=$(awk -F', ' '/ block\(BLK_QUEUE, / && $6 ~ /BLK_WRITE/ && $6 !~ /BLK_META/ { s += $5 } END { print s + 0 }' bt-sync.dump)
+replay_onto_ext4 sync --threads per-thread
+case $? in
+  0)
+    data=$(queued_bytes bt-sync.dump data)
     if [[ $data -ge $((400 * 16384)) ]]; then ok "another process's sync waits for the writes: $data data bytes queued"
-    else fail "sync of another process ran before the writes: only $data data bytes queued"; fi
-  else
-    fail "sync ordering replay: $(tail -n 2 sync.err | tr '\n' ' ')"
-  fi
-else
-  fail "sync ordering set-up: $(tail -n 2 sync.err | tr '\n' ' ')"
-fi
+    else fail "sync of another process ran before the writes: only $data data bytes queued"; fi ;;
+  2) fail "sync ordering replay: $(tail -n 2 sync.err | tr '\n' ' ')" ;;
+  *) fail "sync ordering set-up: $(tail -n 2 sync.err | tr '\n' ' ')" ;;
+esac
 
 # The tree the replay prepares is on disk before the capture starts: a workload that only opens,
 # reads nothing and closes 1,000 existing files in 50 directories, then syncs, dirties no metadata
@@ -218,25 +232,19 @@ fi
   done
   echo "{\"pid\":1,\"tid\":1,\"call\":\"sync\",\"start_ns\":$t,\"end_ns\":$((t + 1000)),\"ret\":0,\"errno\":null,\"args\":{}}"
 } > opened.jsonl
-m=$work/mnt-opened
-if "$iorr" import jsonl opened.jsonl -o opened.iorr 2> opened.err &&
-  bash "$src/tools/loopfs.sh" mount ext4 "$m" --size 512M --write-cache back > /dev/null 2>> opened.err; then
-  mounted+=("$m")
-  if "$iorr" replay opened.iorr --root "$m" --block-trace bt-opened.iorr --json > opened.json 2>> opened.err &&
-    "$iorr" dump bt-opened.iorr > bt-opened.dump 2>> opened.err; then
-    meta=$(awk -F', ' '/ block\(BLK_QUEUE, / && $6 ~ /BLK_WRITE/ && $6 ~ /BLK_META/ { s += $5 } END { print s + 0 }' bt-opened.dump)
+replay_onto_ext4 opened
+case $? in
+  0)
+    meta=$(queued_bytes bt-opened.dump meta)
     made=$(grep -o '"files":[0-9]*' opened.json | head -n 1 | cut -d: -f2)
     if [[ $made == 1000 && $meta -le 8192 ]]; then
       ok "the prepared tree (1,000 files) is on disk before the capture: $meta bytes of journal and metadata queued"
     else
       fail "prepared ${made:-?} files; $meta bytes of journal and metadata queued by a workload that changes nothing (the tree's creation?)"
-    fi
-  else
-    fail "prepared-tree replay: $(tail -n 2 opened.err | tr '\n' ' ')"
-  fi
-else
-  fail "prepared-tree set-up: $(tail -n 2 opened.err | tr '\n' ' ')"
-fi
+    fi ;;
+  2) fail "prepared-tree replay: $(tail -n 2 opened.err | tr '\n' ' ')" ;;
+  *) fail "prepared-tree set-up: $(tail -n 2 opened.err | tr '\n' ' ')" ;;
+esac
 
 # SIGTERM in the middle of a capture: the instance is removed and the signal kills iorr.
 m=${mounted[0]:-}

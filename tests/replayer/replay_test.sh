@@ -441,10 +441,10 @@ fi
 if [[ $(id -u) == 0 ]] && command -v setpriv > /dev/null && command -v strace > /dev/null; then
   mkdir rootwx && chown 65534:65534 rootwx && chmod 0333 rootwx
   chmod 755 . 2> /dev/null
-  "$iorr" import jsonl copy.jsonl -o copy-nobody.iorr 2> /dev/null && chmod 644 copy-nobody.iorr
+  chmod 644 copy.iorr  # (imported by the copies' case above)
   : > wx.strace && chmod 666 wx.strace
   setpriv --reuid=65534 --regid=65534 --clear-groups strace -f -qq -e trace=sync,syncfs -o wx.strace \
-    "$iorr" replay copy-nobody.iorr --root rootwx > wx.out 2> wx.err
+    "$iorr" replay copy.iorr --root rootwx > wx.out 2> wx.err
   if grep -qE '^[0-9]+ +(sync\(\)|syncfs\([0-9]+\)) += 0' wx.strace; then
     ok "an unreadable root (0333) is synced before the replay: $(grep -E 'sync' wx.strace | head -n 1 | cut -d' ' -f2-)"
   else
@@ -529,8 +529,7 @@ JSON
 {"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":2000,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/cap","flags":"O_WRONLY|O_CREAT|O_EXCL","mode":493}}
 {"pid":1,"tid":1,"call":"fsetxattr","start_ns":3000,"end_ns":4000,"ret":0,"errno":null,"args":{"fd":4,"name":"security.capability","value":"\u0001\u0000\u0000\u0002\u0000\u0000 \u0000\u0000\u0000 \u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000","size":20,"flags":0}}
 JSON
-  "$iorr" import jsonl cap.jsonl -o cap.iorr 2> cap.err
-  "$iorr" replay cap.iorr --root rootx > cap.out 2>> cap.err
+  replay_jsonl cap rootx
   if python3 -c "import os, sys; os.getxattr(sys.argv[1], 'security.capability')" rootx/w/cap 2> /dev/null; then
     fail "a trace's security.capability value was set inside the root: $(getcap rootx/w/cap 2>&1)"
   else
@@ -547,8 +546,7 @@ cat > huge.jsonl << JSON
 {"pid":1,"tid":1,"call":"pread64","start_ns":3000,"end_ns":4000,"ret":4096,"errno":null,"args":{"fd":3,"count":4096,"offset":1125899906842624}}
 JSON
 mkdir roothuge
-"$iorr" import jsonl huge.jsonl -o huge.iorr 2> huge.err
-if "$iorr" replay huge.iorr --root roothuge --prepare full > huge.out 2> huge.err; then
+if replay_jsonl huge roothuge --prepare full; then
   fail "--prepare full of a petabyte went ahead: $(du -sh roothuge)"
 elif [[ $(wc -l < huge.err) == 1 ]] && grep -q 'free under --root' huge.err && [[ -z $(find roothuge -type f) ]]; then
   ok "--prepare full refuses more bytes than the root has free: $(cat huge.err)"

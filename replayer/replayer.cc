@@ -232,6 +232,33 @@ class Engine {
     if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
     return buf.data();
   }
+  // The whole of file `in` written over the start of `out` (a FICLONE carried out as a copy):
+  // copy_file_range, then read and write for what it cannot copy (between two file systems,
+  // EXDEV: a mount point inside the root, a review's case). 0 or -errno.
+  static long CopyWhole(int in, int out) {
+    struct stat st {};
+    if (fstat(in, &st) != 0) return -errno;
+    auto n = static_cast<uint64_t>(st.st_size);
+    loff_t from = 0, to = 0;
+    while (static_cast<uint64_t>(from) < n) {
+      ssize_t k = ::copy_file_range(in, &from, out, &to,
+                                    std::min(n - static_cast<uint64_t>(from), kMaxIo), 0);
+      if (k < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS))
+        break;
+      if (k <= 0) return k < 0 ? -errno : -EIO;
+    }
+    while (static_cast<uint64_t>(from) < n) {
+      uint64_t piece = std::min(n - static_cast<uint64_t>(from), kMaxIo);
+      char* b = Buffer(piece);
+      ssize_t k = ::pread(in, b, piece, from);
+      if (k <= 0) return k < 0 ? -errno : -EIO;
+      ssize_t w = ::pwrite(out, b, static_cast<size_t>(k), to);
+      if (w != k) return w < 0 ? -errno : -EIO;
+      from += k;
+      to += k;
+    }
+    return 0;
+  }
   // n bytes read or written in pieces of at most kMaxIo through io(buffer, piece, done so far),
   // which returns what the system call did; stops at an error (returned when nothing was done
   // yet), at end of file, or at a short piece, as one call of that count would.
@@ -592,43 +619,15 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         return Skip("FICLONE the recording's file system refused (not issued)");
       begin();
       long res = Ret(::ioctl(out->fd, FICLONE, in->fd));
-      bool emulated = false;
-      struct stat from_st {}, to_st {};
+      auto regular = [](int fd) {
+        struct stat st {};
+        return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+      };
       // EINVAL is also the answer for anything but two regular files, everywhere: not emulated.
-      if (e.ret == 0 && (res == -EOPNOTSUPP || res == -EXDEV ||
-                         (res == -EINVAL && fstat(in->fd, &from_st) == 0 &&
-                          fstat(out->fd, &to_st) == 0 && S_ISREG(from_st.st_mode) &&
-                          S_ISREG(to_st.st_mode)))) {
-        res = fstat(in->fd, &from_st) == 0 ? 0 : -errno;
-        // copy_file_range where the kernel can, read and write where it cannot (two file
-        // systems: a mount point inside the root, EXDEV; a review's case).
-        bool by_copy = true;
-        for (loff_t from = 0, to = 0; res == 0 && from < from_st.st_size;) {
-          uint64_t piece = std::min<uint64_t>(from_st.st_size - from, kMaxIo);
-          ssize_t k = -1;
-          if (by_copy) {
-            k = ::copy_file_range(in->fd, &from, out->fd, &to, piece, 0);
-            if (k < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL ||
-                          errno == ENOSYS)) {
-              by_copy = false;
-              continue;
-            }
-          } else {
-            char* b = Buffer(piece);
-            k = ::pread(in->fd, b, piece, from);
-            if (k > 0) {
-              ssize_t w = ::pwrite(out->fd, b, static_cast<size_t>(k), to);
-              if (w != k) {
-                if (w >= 0) errno = EIO;
-                k = -1;
-              } else {
-                from += k;
-                to += k;
-              }
-            }
-          }
-          if (k <= 0) res = k < 0 ? -errno : -EIO;
-        }
+      bool emulated = e.ret == 0 && (res == -EOPNOTSUPP || res == -EXDEV ||
+                                     (res == -EINVAL && regular(in->fd) && regular(out->fd)));
+      if (emulated) {
+        res = CopyWhole(in->fd, out->fd);
         emulated = res == 0;
       }
       end(res);  // (the report is the engine's, under its lock again after end)

@@ -80,13 +80,10 @@ void Strace(std::string_view text) {
 
 void Jsonl(std::string_view text) {
   JsonlParser first, second;
-  size_t pos = 0;
+  MemLines lines(text);
+  std::string_view line;
   std::string out, again;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  while (lines.Next(line)) {
     if (first.Parse(line) != JsonlParser::Kind::kEvent) continue;
     out.clear();
     AppendEventJson(out, first.event());

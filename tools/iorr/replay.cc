@@ -39,6 +39,24 @@ int64_t Percentile(std::vector<int64_t>& v, double q) {
   return v[i];
 }
 
+// A report's counts by reason (skipped, emulated) as the members of a JSON object.
+void AppendCountsJson(std::string& out, const std::map<std::string, uint64_t>& counts) {
+  bool comma = false;
+  for (const auto& [why, n] : counts) {
+    if (comma) out += ",";
+    comma = true;
+    AppendJsonString(out, why);
+    out += ":" + std::to_string(n);
+  }
+}
+
+// ... and as text under a title, when there are any.
+void PrintCounts(const char* title, const std::map<std::string, uint64_t>& counts) {
+  if (counts.empty()) return;
+  std::printf("%s\n", title);
+  for (const auto& [why, n] : counts) std::printf("  %12s  %s\n", Thousands(n).c_str(), why.c_str());
+}
+
 // extra: more members for the top-level object, each with a leading comma.
 std::string ReportJson(replay::Report& rep, const std::string& extra) {
   std::string out = "{";
@@ -53,28 +71,16 @@ std::string ReportJson(replay::Report& rep, const std::string& extra) {
                 (unsigned long long)rep.prepared_files, (unsigned long long)rep.prepared_dirs,
                 (unsigned long long)rep.prepared_links, (unsigned long long)rep.prepared_bytes);
   out += buf;
-  bool comma = false;
-  for (const auto& [why, n] : rep.skipped) {
-    if (comma) out += ",";
-    comma = true;
-    AppendJsonString(out, why);
-    out += ":" + std::to_string(n);
-  }
+  AppendCountsJson(out, rep.skipped);
   out += "},\"emulated\":{";
-  comma = false;
-  for (const auto& [how, n] : rep.emulated) {
-    if (comma) out += ",";
-    comma = true;
-    AppendJsonString(out, how);
-    out += ":" + std::to_string(n);
-  }
+  AppendCountsJson(out, rep.emulated);
   out += "},\"first_mismatches\":[";
   for (size_t i = 0; i < rep.first_mismatches.size(); ++i) {
     if (i) out += ",";
     AppendJsonString(out, rep.first_mismatches[i]);
   }
   out += "],\"calls\":{";
-  comma = false;
+  bool comma = false;
   for (auto& [name, cs] : rep.calls) {
     if (comma) out += ",";
     comma = true;
@@ -134,16 +140,8 @@ void PrintText(replay::Report& rep) {
   std::printf("replay       %.3f s: %s of %s events replayed in %s threads, %s mismatches\n",
               rep.replay_seconds, Thousands(rep.replayed).c_str(), Thousands(rep.events).c_str(),
               Thousands(rep.threads).c_str(), Thousands(rep.mismatches).c_str());
-  if (!rep.skipped.empty()) {
-    std::printf("skipped\n");
-    for (const auto& [why, n] : rep.skipped)
-      std::printf("  %12s  %s\n", Thousands(n).c_str(), why.c_str());
-  }
-  if (!rep.emulated.empty()) {
-    std::printf("emulated\n");
-    for (const auto& [how, n] : rep.emulated)
-      std::printf("  %12s  %s\n", Thousands(n).c_str(), how.c_str());
-  }
+  PrintCounts("skipped", rep.skipped);
+  PrintCounts("emulated", rep.emulated);
   std::printf("%-18s %10s %10s %10s %10s %10s %8s\n", "call", "count", "p50 us", "p90 us",
               "p99 us", "max us", "mismatch");
   for (auto& [name, cs] : rep.calls)

@@ -80,6 +80,7 @@ constexpr Stored StoredAs(trace::ArgKind k) {
     case K::kOffsetPtr:
     case K::kFdPair:
     case K::kOpenHow:
+    case K::kCloneSize:  // from the call's other arguments and result, not a register
       return Stored::kPointee;
     case K::kFd:
     case K::kDirFd:

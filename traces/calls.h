@@ -55,6 +55,9 @@ enum class ArgKind : uint8_t {
                      // (format version 3; not stored before)
   kXattrValue,       // setxattr's value: `size` bytes (the next argument) when the call
                      // succeeded (format version 3; not stored before)
+  kCloneSize,        // ioctl's: the bytes a FICLONE that succeeded gave the destination (the
+                     // source's size just after the call), -1 for any other request, a failure
+                     // or a size the recorder could not take (format version 4; -1 before)
 };
 
 // What a call does; the replayer and the model dispatch on this.
@@ -273,6 +276,8 @@ constexpr bool IsString(ArgKind k) {
 constexpr bool StoredSinceVersion3(ArgKind k) {
   return k == ArgKind::kLinkTarget || k == ArgKind::kXattrValue;
 }
+// Kinds a format before version 4 did not store: their readers see -1 (unknown).
+constexpr bool StoredSinceVersion4(ArgKind k) { return k == ArgKind::kCloneSize; }
 // True when an argument kind is stored at all.
 constexpr bool IsStored(ArgKind k) { return k != ArgKind::kBuf; }
 

@@ -10,8 +10,9 @@ namespace iorr::trace {
 
 // 2: string references code "next" and "same", and a new `dirents` listing's names join the
 // chunk's string table (FORMAT.md 6.2). 3: readlink and readlinkat store the target they read
-// (their `buf`), the setxattr calls the value they set. Readers read versions 1 to 3.
-inline constexpr uint16_t kFormatVersion = 3;
+// (their `buf`), the setxattr calls the value they set. 4: ioctl stores `size`, the bytes a
+// FICLONE that succeeded gave its destination. Readers read versions 1 to 4.
+inline constexpr uint16_t kFormatVersion = 4;
 inline constexpr uint16_t kMinFormatVersion = 1;
 
 // Every iorr record is a zstd skippable frame with this magic (0x184D2A50 + 0xE).

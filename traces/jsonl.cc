@@ -120,6 +120,8 @@ std::string_view KindWords(ArgKind k) {
       return "a syscall name";
     case ArgKind::kInt:
       return "a constant";
+    case ArgKind::kCloneSize:
+      return "a size or -1";
     case ArgKind::kBuf:
     case ArgKind::kPath:
     case ArgKind::kStr:
@@ -858,6 +860,10 @@ JsonlParser::Kind JsonlParser::ParseEvent(uint32_t root) {
     // older trace has none.
     if (StoredSinceVersion3(spec->args[i].kind)) {
       event_.args[i].null = true;
+      continue;
+    }
+    if (StoredSinceVersion4(spec->args[i].kind)) {  // FICLONE's size, since version 4
+      event_.args[i].i = -1;
       continue;
     }
     return Fail("args." + std::string(spec->args[i].name), "missing");

@@ -1314,6 +1314,7 @@ void AppendArg(std::string& out, ArgKind k, int64_t v) {
     case ArgKind::kFd:
     case ArgKind::kOffset:
     case ArgKind::kInt:
+    case ArgKind::kCloneSize:  // -1: unknown
       AppendDec(out, v);
       return;
     case ArgKind::kSize:
@@ -1472,6 +1473,7 @@ std::optional<int64_t> ParseArg(ArgKind k, std::string_view token) {
     case ArgKind::kSize:
     case ArgKind::kOffset:
     case ArgKind::kId:
+    case ArgKind::kCloneSize:
       return ParseIntegerLiteral(s);
     case ArgKind::kOffsetPtr:
       return ParseOffsetPtr(s);

@@ -43,7 +43,8 @@ constexpr DecodePlans MakePlans(uint16_t version) {
     p.count_idx = static_cast<int8_t>(c.ret == Ret::kCount ? CountArgIndex(c) : -1);
     for (int i = 0; i < c.nargs; ++i) {
       ArgKind k = c.args[i].kind;
-      bool unstored = k == ArgKind::kBuf || (StoredSinceVersion3(k) && version < 3);
+      bool unstored = k == ArgKind::kBuf || (StoredSinceVersion3(k) && version < 3) ||
+                      (StoredSinceVersion4(k) && version < 4);
       p.op[i] = unstored                                      ? kOpSkip
                 : IsString(k)                                 ? kOpStr
                 : (k == ArgKind::kFd || k == ArgKind::kDirFd) ? kOpFd
@@ -54,6 +55,7 @@ constexpr DecodePlans MakePlans(uint16_t version) {
   return t;
 }
 constexpr DecodePlans kPlans = MakePlans(kFormatVersion);
+constexpr DecodePlans kPlansV3 = MakePlans(3);
 constexpr DecodePlans kPlansV2 = MakePlans(2);  // versions 1 and 2
 
 }  // namespace
@@ -410,7 +412,10 @@ bool ChunkCursor::Next(Event* e) {
   e->tid = chunk_->meta.tid;
   e->start_ns = static_cast<int64_t>(static_cast<uint64_t>(start_u) * static_cast<uint64_t>(unit_));
   e->end_ns = static_cast<int64_t>(static_cast<uint64_t>(end_u) * static_cast<uint64_t>(unit_));
-  const DecodePlan& plan = (chunk_->version >= 3 ? kPlans : kPlansV2).plan[spec->tag];
+  const DecodePlan& plan = (chunk_->version >= 4   ? kPlans
+                            : chunk_->version == 3 ? kPlansV3
+                                                   : kPlansV2)
+                               .plan[spec->tag];
   int str_idx[kMaxArgs];
   for (int i = 0; i < plan.nargs; ++i) {
     Arg& a = e->args[i];
@@ -419,6 +424,7 @@ bool ChunkCursor::Next(Event* e) {
     ArgOp op = plan.op[i];
     if (op == kOpSkip) {
       a.null = IsString(spec->args[i].kind);  // a target a version before 3 did not store
+      if (StoredSinceVersion4(spec->args[i].kind)) a.i = -1;  // a clone's size, before 4
       continue;
     }
     uint64_t v;

@@ -169,6 +169,8 @@ class Importer {
   }
 
   void MapArgs(const CallSpec& spec, const StraceRecord& rec, Event* e) {
+    for (int a = 0; a < spec.nargs; ++a)  // not in strace's text (FICLONE's size): unknown
+      if (spec.args[a].kind == ArgKind::kCloneSize) e->args[a].i = -1;
     bool named = !rec.args.empty() && !KeyOf(rec.args[0].text).empty() &&
                  spec.tag == static_cast<uint16_t>(CallId::clone);
     for (size_t t = 0; t < rec.args.size(); ++t) {

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <linux/fs.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -789,6 +790,37 @@ bool FsBase::WriteData(File& f, uint64_t off, uint64_t end, bool sync) {
   return false;
 }
 
+// n bytes of `from` at in_off put into `to` at out_off (either may be null: a file the trace
+// does not show), inside the kernel: shared when `clone` (the caller checked the file system
+// can), else read and written. True when the program waited for the device.
+bool FsBase::CloneOrCopy(Description* from, Description* to, uint64_t in_off, uint64_t out_off,
+                         uint64_t n, bool clone) {
+  bool waited = false;
+  if (clone && from && to) {
+    // The remap first writes both files' dirty pages and waits for them
+    // (filemap_write_and_wait_range), and forces the log for an O_SYNC or O_DSYNC fd.
+    File& src = FileOf(*from);
+    File& f = FileOf(*to);
+    std::vector<uint64_t> tags;
+    WriteBack(src, &tags);
+    WriteBack(f, &tags);
+    if (!tags.empty()) {
+      Wait(tags);
+      waited = true;
+    }
+    f.size = std::max(f.size, out_off + n);
+    Cloned(f, &src);
+    if (from->sync || to->sync) {
+      Fsync(f, true);
+      waited = true;
+    }
+    return waited;
+  }
+  if (from) waited = ReadData(FileOf(*from), in_off, in_off + n);
+  if (to) waited = WriteData(FileOf(*to), out_off, out_off + n, to->sync) || waited;
+  return waited;
+}
+
 // Applies one call; true when the program waited for the device.
 bool FsBase::Apply(const Event& e) {
   const trace::CallSpec& spec = e.spec();
@@ -964,7 +996,7 @@ bool FsBase::Apply(const Event& e) {
       // (SharesExtents) copy_file_range clones instead where it can: no data moves, the
       // destination's block map changes (a `cp -a` of the 5,000-entry tree wrote 29.0 MB of
       // data on ext4 and none on xfs, whose mkfs makes reflink file systems); sendfile always
-      // copies. A FICLONE that succeeded is an ioctl the models leave out.
+      // copies. FICLONE is the ioctl case below.
       if (!ok || e.ret <= 0) return false;
       bool cfr = e.call == CallId::copy_file_range;
       int64_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
@@ -985,30 +1017,21 @@ bool FsBase::Apply(const Event& e) {
       // copies (generic_remap_checks; a review found unaligned copies modelled as clones).
       bool clone = cfr && SharesExtents() && from && to && &FileOf(*from) != &FileOf(*to) &&
                    in_off % kBlock == 0 && out_off % kBlock == 0 && (n % kBlock == 0 || n < asked);
-      bool waited = false;
-      if (clone) {
-        // The remap first writes both files' dirty pages and waits for them
-        // (filemap_write_and_wait_range), and forces the log for an O_SYNC or O_DSYNC fd.
-        File& src = FileOf(*from);
-        File& f = FileOf(*to);
-        std::vector<uint64_t> tags;
-        WriteBack(src, &tags);
-        WriteBack(f, &tags);
-        if (!tags.empty()) {
-          Wait(tags);
-          waited = true;
-        }
-        f.size = std::max(f.size, out_off + n);
-        Cloned(f, &src);
-        if (from->sync || to->sync) {
-          Fsync(f, true);
-          waited = true;
-        }
-        return waited;
-      }
-      if (from) waited = ReadData(FileOf(*from), in_off, in_off + n);
-      if (to) waited = WriteData(FileOf(*to), out_off, out_off + n, to->sync) || waited;
-      return waited;
+      return CloneOrCopy(from, to, in_off, out_off, n, clone);
+    }
+    case CallId::ioctl: {
+      // FICLONE: the destination shares the whole source, `size` bytes (format 4: the recorder
+      // asks the source's size after the call; -1 in older traces and strace imports, which the
+      // models leave out). A file system that shares blocks remaps them; one that cannot (the
+      // recording's could) copies them, as cp does where FICLONE fails: a `cp -a` recorded on
+      // xfs or btrfs, modelled on ext4, writes its data.
+      if (!ok || static_cast<unsigned long>(e.args[1].i) != FICLONE) return false;
+      int64_t size = e.args[3].i;
+      Description* from = open_file(2);
+      Description* to = open_file(0);
+      if (size < 0 || size > kMaxOffset || !from || !to || &FileOf(*from) == &FileOf(*to))
+        return false;
+      return CloneOrCopy(from, to, 0, 0, static_cast<uint64_t>(size), SharesExtents());
     }
     default:
       break;

@@ -218,6 +218,10 @@ class FsBase {
   // Data written to f at [off, end): dirty in the page cache; `sync` (O_SYNC, O_DSYNC,
   // RWF_DSYNC): the program waits for it as for fdatasync. True when it waited.
   bool WriteData(File& f, uint64_t off, uint64_t end, bool sync);
+  // n bytes of `from` at in_off put into `to` at out_off inside the kernel (copy_file_range,
+  // sendfile, FICLONE): shared when `clone`, else read and written. Either may be null.
+  bool CloneOrCopy(Description* from, Description* to, uint64_t in_off, uint64_t out_off,
+                   uint64_t n, bool clone);
   void MakeDirty(File& f, uint64_t from, uint64_t to);
   void DropDirty(File& f);  // its dirty pages are discarded (truncate, unlink)
   // A completed request: no longer pending, no longer waited for.

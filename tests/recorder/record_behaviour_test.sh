@@ -12,6 +12,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/iorr-behaviour.XXXXXX")
 cleanup() {
   mountpoint -q "$work/full" 2>/dev/null && umount "$work/full"
+  mountpoint -q "$work/xfs" 2>/dev/null && umount "$work/xfs"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -4234,6 +4235,61 @@ C
 if command -v strace > /dev/null && cc -O2 rlinj.c -o rlinj 2> /dev/null; then
   as_unrecorded "a readlink returning more than its buffer" rlinj.iorr "default IORR_PATCH=0 IORR_DISPATCH=0" \
     sh -c 'strace -o /dev/null -e inject=readlink,getdents64:retval=60000 ./rlinj 2> /dev/null'
+fi
+
+# A FICLONE that succeeded stores the bytes it gave the destination (format 4: the source's size,
+# asked after the call), through libc's ioctl and a raw system call alike; a failed one, and
+# another request, store -1. The model copies those bytes where a file system cannot clone
+# (before format 4 a `cp -a` recorded on xfs or btrfs modelled no data at all). Needs root, a
+# loop device and mkfs.xfs (reflink is its default).
+cat > ficlone.c <<'C'
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  (void)argc;
+  int src = open(argv[1], O_RDONLY), empty = open(argv[2], O_RDONLY);
+  int d1 = open(argv[3], O_WRONLY | O_CREAT | O_EXCL, 0644);
+  int d2 = open(argv[4], O_WRONLY | O_CREAT | O_EXCL, 0644);
+  int d3 = open(argv[5], O_WRONLY | O_CREAT | O_EXCL, 0644);
+  int other = open("/dev/null", O_RDONLY);
+  int a = ioctl(d1, FICLONE, src);
+  long b = syscall(SYS_ioctl, d2, FICLONE, empty);
+  int c = ioctl(d3, FICLONE, other);
+  int n = 0;
+  int e = ioctl(src, FIONREAD, &n);
+  printf("%d %ld %d %d\n", a, b, c, e);
+  return 0;
+}
+C
+if [[ $(id -u) -ne 0 ]] || ! command -v mkfs.xfs > /dev/null; then
+  echo "SKIP (case): FICLONE's size needs root and mkfs.xfs"
+elif ! cc -O2 ficlone.c -o ficlone-prog 2> /dev/null; then
+  fail "FICLONE's size: the test program does not build"
+elif ! { truncate -s 512M xfs.img && mkfs.xfs -q xfs.img && mkdir -p xfs &&
+  mount -o loop xfs.img xfs; } 2> xfs.err; then
+  echo "SKIP (case): FICLONE's size: no loop-mounted xfs here ($(head -n 1 xfs.err))"
+else
+  head -c 1000000 /dev/urandom > xfs/src && : > xfs/empty
+  for how in default IORR_PATCH=0 IORR_DISPATCH=0; do
+    rm -f xfs/d1 xfs/d2 xfs/d3
+    got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o fc.iorr -- \
+      ./ficlone-prog xfs/src xfs/empty xfs/d1 xfs/d2 xfs/d3 2>&1)
+    "$iorr" dump fc.iorr > fc.txt 2>&1
+    if [[ $got == "0 0 -1 0" ]] && cmp -s xfs/src xfs/d1 &&
+      grep -q 'ioctl([0-9]*, FICLONE, [0-9]*, 1000000) = 0' fc.txt &&
+      grep -q 'ioctl([0-9]*, FICLONE, [0-9]*, 0) = 0' fc.txt &&
+      grep -q 'ioctl([0-9]*, FICLONE, [0-9]*, -1) = -1 EXDEV' fc.txt &&
+      grep -q 'ioctl([0-9]*, FIONREAD, -\?[0-9]*, -1) = 0' fc.txt; then
+      ok "FICLONE's size stored ($how): 1000000 and 0 after a success, -1 after a failure or another request"
+    else
+      fail "FICLONE's size ($how): output '$got', dump: $(grep ioctl fc.txt | head -n 5 | tr '\n' '|')"
+    fi
+  done
+  umount xfs
 fi
 
 echo "$passed passed, $failed failed"

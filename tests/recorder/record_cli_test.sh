@@ -86,7 +86,7 @@ out=$(echo input |
 grep -q '^trace .*100 ns resolution, source record' stats.txt || fail "stats: $(head -1 stats.txt)"
 "$IORR" dump t.iorr >dump.txt 2>err.txt || fail "iorr dump failed: $(cat err.txt)"
 [ ! -s err.txt ] || fail "iorr dump warned: $(cat err.txt)"
-grep -q '^# iorr trace format 3, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
+grep -q '^# iorr trace format 4, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
 grep -qx "# cwd: $DIR" dump.txt || fail "header lacks cwd $DIR"
 grep -qxF "# cmdline: sh -c 'echo x >f; cat f >/dev/null; rm f'" dump.txt ||
   fail "header cmdline: $(grep '^# cmdline' dump.txt)"

@@ -59,7 +59,7 @@ cmp a.txt b.txt || fail "text dumps differ"
 
 # The dump is in time order, with the header first and the note last.
 [ "$(wc -l <a.jsonl)" -eq 17 ] || fail "a.jsonl: want 17 lines, got $(wc -l <a.jsonl)"
-head -1 a.jsonl | grep -q '^{"iorr_header":{"version":3,"time_unit_ns":1000,' ||
+head -1 a.jsonl | grep -q '^{"iorr_header":{"version":4,"time_unit_ns":1000,' ||
   fail "first line is not the header: $(head -1 a.jsonl)"
 tail -1 a.jsonl | grep -qF '{"iorr_note":"a note with \"quotes\" and a byte \u00ff"}' ||
   fail "last line is not the note: $(tail -1 a.jsonl)"
@@ -84,7 +84,7 @@ for l in "${want_lines[@]}"; do
   grep -qxF -- "$l" a.txt || fail "text dump lacks: $l"
 done
 grep -q '^\[200 201\] 0.000070 umask(077) = 0*22 <0.000000>$' a.txt || fail "umask line: $(grep umask a.txt)"
-grep -qx '# iorr trace format 3, time unit 1000 ns, start_mono_ns 0, start_wall_ns 0' a.txt ||
+grep -qx '# iorr trace format 4, time unit 1000 ns, start_mono_ns 0, start_wall_ns 0' a.txt ||
   fail "text header: $(head -1 a.txt)"
 grep -qx '# source: jsonl' a.txt || fail "text header lacks the source field"
 

@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -1013,27 +1015,76 @@ TEST(TraceFormat, XattrValuesRoundTrip) {
   ExpectReadsBackInTimeOrder(WriteTrace("xattr", events, 1000), events);
 }
 
+// Format 4 stores the bytes a FICLONE gave its destination as ioctl's fourth argument: a size,
+// 0 for an empty source, -1 where the recorder could not say (another request, a failure).
+TEST(TraceFormat, CloneSizesRoundTrip) {
+  std::vector<Owned> events;
+  auto add = [&](int64_t ret, unsigned long request, int64_t size) {
+    Owned o;
+    o.e.call = CallId::ioctl;
+    o.e.pid = o.e.tid = 7;
+    o.e.start_ns = 2000 * static_cast<int64_t>(events.size() + 1);
+    o.e.end_ns = o.e.start_ns + 1000;
+    o.e.ret = ret;
+    o.e.args[0].i = 4;
+    o.e.args[1].i = static_cast<int64_t>(request);
+    o.e.args[2].i = 3;
+    o.e.args[3].i = size;
+    events.push_back(o);
+  };
+  add(0, FICLONE, 1000000);
+  add(0, FICLONE, 0);
+  add(-EOPNOTSUPP, FICLONE, -1);
+  add(0, FIONREAD, -1);
+  add(0, FICLONE, int64_t{1} << 40);
+  ExpectReadsBackInTimeOrder(WriteTrace("ficlone", events, 1000), events);
+}
+
+// The events of a kept trace of an older format (tests/fixtures/vN/NAME), one line each:
+// the call's name, then `arg` of each argument (empty to leave it out), then " = ret".
+std::vector<std::string> FixtureLines(const std::string& name, uint16_t version,
+                                      std::string (*arg)(const Event&, int)) {
+  std::vector<std::string> got;
+  auto r = TraceReader::Open(std::string(IORR_SOURCE_DIR) + "/tests/fixtures/v" +
+                             std::to_string(version) + "/" + name);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return got;
+  EXPECT_EQ((*r)->header().core.version, version);
+  MergedReader m(r->get());
+  Event e;
+  while (m.Next(&e)) {
+    std::string line(e.spec().name);
+    for (int i = 0; i < e.spec().nargs; ++i) line += arg(e, i);
+    got.push_back(line + " = " + std::to_string(e.ret));
+  }
+  EXPECT_TRUE(m.status().ok()) << m.status().message();
+  return got;
+}
+
 // A trace of format 2 has no readlink targets: they read as NULL, and the strings after them
 // as they were (tests/fixtures/v2/readlink.iorr, written by format 2's `iorr import jsonl`).
 TEST(TraceFormat, Version2ReadlinkHasNoTarget) {
-  auto r = TraceReader::Open(std::string(IORR_SOURCE_DIR) + "/tests/fixtures/v2/readlink.iorr");
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ((*r)->header().core.version, 2);
-  MergedReader m(r->get());
-  Event e;
-  std::vector<std::string> got;
-  while (m.Next(&e)) {
-    std::string line(e.spec().name);
-    for (int i = 0; i < e.spec().nargs; ++i)
-      if (IsString(e.spec().args[i].kind))
-        line += e.args[i].null ? " NULL" : " " + std::string(e.args[i].s);
-    got.push_back(line);
-  }
-  ASSERT_TRUE(m.status().ok()) << m.status().message();
-  std::vector<std::string> want = {
-      "readlink /usr/bin/gcc NULL", "openat /usr/bin/gcc-12", "readlinkat  NULL",
-      "readlinkat /usr/bin/gcc-12 NULL", "newfstatat /usr/bin/gcc-12"};
-  EXPECT_EQ(got, want);
+  auto strings = [](const Event& e, int i) -> std::string {
+    if (!IsString(e.spec().args[i].kind)) return "";
+    return e.args[i].null ? " NULL" : " " + std::string(e.args[i].s);
+  };
+  std::vector<std::string> want = {"readlink /usr/bin/gcc NULL = 6", "openat /usr/bin/gcc-12 = 3",
+                                   "readlinkat  NULL = -22", "readlinkat /usr/bin/gcc-12 NULL = 23",
+                                   "newfstatat /usr/bin/gcc-12 = 0"};
+  EXPECT_EQ(FixtureLines("readlink.iorr", 2, strings), want);
+}
+
+// A trace of format 3 has no clone sizes: they read as -1, and the calls after them as they
+// were (tests/fixtures/v3/ficlone.iorr, written by format 3's `iorr import jsonl`).
+TEST(TraceFormat, Version3IoctlHasNoCloneSize) {
+  auto ints = [](const Event& e, int i) -> std::string {
+    ArgKind k = e.spec().args[i].kind;
+    return IsString(k) || !IsStored(k) ? "" : " " + std::to_string(e.args[i].i);
+  };
+  std::vector<std::string> want = {"openat -100 0 0 = 3", "openat -100 193 420 = 4",
+                                   "ioctl 4 " + std::to_string(FICLONE) + " 3 -1 = 0",
+                                   "write 4 5 = 5", "close 4 = 0"};
+  EXPECT_EQ(FixtureLines("ficlone.iorr", 3, ints), want);
 }
 
 TEST(TraceFormat, NotesAreKept) {

@@ -438,8 +438,8 @@ TEST(Jsonl, EventErrorsNameTheField) {
   EXPECT_EQ(ErrorOf(R"({"iorr_note":1})"), "\"iorr_note\": not a string");
   EXPECT_EQ(ErrorOf(R"({"iorr_note":"x","pid":1})"),
             "\"iorr_note\": must be the only key of its line");
-  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":4}})"),
-            "\"iorr_header.version\": version 4 is not one this iorr reads (1..3)");
+  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":5}})"),
+            "\"iorr_header.version\": version 5 is not one this iorr reads (1..4)");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"time_unit_ns":7}})"),
             "\"iorr_header.time_unit_ns\": not 1, 10, 100 or 1000");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"fields":[["a","b"],["c"]]}})"),
@@ -532,6 +532,18 @@ TEST(Jsonl, SymbolicArgumentsAccepted) {
             JsonlParser::Kind::kEvent)
       << p.error();
   EXPECT_TRUE(p.event().args[1].null);
+
+  // FICLONE's size: given, or left out as a dump of a format-3 trace leaves it (-1, unknown).
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"ioctl","start_ns":0,"ret":0,"args":)"
+                    R"({"fd":4,"request":"FICLONE","arg":3,"size":65536}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_EQ(p.event().args[3].i, 65536);
+  ASSERT_EQ(p.Parse(R"({"pid":1,"call":"ioctl","start_ns":0,"ret":0,"args":)"
+                    R"({"fd":4,"request":"FICLONE","arg":3}})"),
+            JsonlParser::Kind::kEvent)
+      << p.error();
+  EXPECT_EQ(p.event().args[3].i, -1);
 
   // setxattr's value likewise (any bytes: JSON escapes).
   ASSERT_EQ(p.Parse(R"({"pid":1,"call":"fsetxattr","start_ns":0,"ret":0,"args":)"

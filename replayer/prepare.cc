@@ -2,6 +2,7 @@
 #include "replayer/prepare.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -247,6 +248,13 @@ void InitialState::Observe(const trace::Event& e) {
       if (Fd* f = fd(cfr ? 2 : 0); f && out_at == -1) f->offset += e.ret;
       break;
     }
+    case CallId::ioctl:
+      // A FICLONE that succeeded gave its destination the whole source: the source held that
+      // many bytes (format 4 says how many; -1 before). cp -a on xfs or btrfs never reads its
+      // sources, so this is all the trace says of their sizes.
+      if (ok && static_cast<unsigned long>(e.args[1].i) == FICLONE && e.args[3].i > 0)
+        if (Fd* f = fd(2)) AtLeast(f->path, static_cast<uint64_t>(e.args[3].i));
+      break;
     case CallId::dirents:
       if (Fd* f = fd(0)) {
         trace::ForEachListedName(e.args[1].s, [&](std::string_view name, uint8_t type) {

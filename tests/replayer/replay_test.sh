@@ -418,6 +418,19 @@ else
   fail "FICLONE recorded as done: $(stat -c '%n %s' rootclone/w/src rootclone/w/dst 2>&1 | tr '\n' ' ') $(head -c 400 clone.json) $(cat clone.err)"
 fi
 
+# cp on xfs or btrfs never reads its sources: the trace's only word on a source's size is the
+# FICLONE's (format 4), which prepare gives the source, so that the clone (or the copy standing
+# for it) moves as many bytes as the recording's did (before: an empty source, an empty copy).
+grep -v '"pread64"' clone.jsonl | sed 's|"version":3|"version":4|; s|"arg":3}|"arg":3,"size":6000}|' > clonesized.jsonl
+mkdir rootclonesized
+replay_jsonl clonesized rootclonesized
+if grep -q '"mismatches":0,' clonesized.json &&
+  [[ $(stat -c %s rootclonesized/w/src rootclonesized/w/dst | tr '\n' ' ') == "6000 6000 " ]]; then
+  ok "a FICLONE's size (format 4) sizes its unread source: a 6,000-byte source and copy (0 mismatches on $fs)"
+else
+  fail "FICLONE's size: $(stat -c '%n %s' rootclonesized/w/src rootclonesized/w/dst 2>&1 | tr '\n' ' ') $(head -c 400 clonesized.json) $(cat clonesized.err)"
+fi
+
 # The same clone into a file system mounted inside the root (a tmpfs): no clone and no
 # copy_file_range between two file systems (EXDEV), so the copy is read and written (before the
 # review's fix: a mismatch and an empty copy).

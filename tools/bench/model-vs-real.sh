@@ -23,11 +23,14 @@
 # disk.validation.json, which `iorr model --disk OUT/disk.json` reads to mark its rows
 # validated with these errors.
 #
-# Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm,cp] [--runs N]
+# Usage: model-vs-real.sh [--subset N] [--workloads fsync,sqlite,tar,rm,cp,cpx] [--runs N]
 #                         [--keep DIR] [--out DIR] [--size 1G]
 #   --size: the loop images (1G; the whole tarball needs 4G)
 #   --subset N  entries of the Linux tarball for tar/rm/cp (default 5000; 0 = the whole tarball)
 #   cp: `cp -a` of that tree (extracted beforehand, not timed) then `sync`
+#   cpx: the same, recorded on a loop-mounted xfs instead of tmpfs: cp clones each file there
+#        (FICLONE) instead of copying it, and the recording says so; the model and the replay
+#        then copy on ext4 what the recording cloned
 #   RUNS (or --runs) replays per configuration, medians reported (default 3).
 # Needs root, loop devices, tracefs, mkfs.ext4, mkfs.xfs, python3, sqlite3.
 set -euo pipefail
@@ -38,7 +41,7 @@ source "$root/tools/shared-dir.sh"
 loopfs=$root/tools/loopfs.sh
 runs=${RUNS:-3}
 subset=5000
-workloads=fsync,sqlite,tar,rm,cp
+workloads=fsync,sqlite,tar,rm,cp,cpx
 keep=
 out=${IORR_MVR_OUT:-/var/tmp/iorr-model-vs-real}
 size=1G
@@ -63,6 +66,7 @@ mnt=$work/mnt
 cleanup() {
   bash "$loopfs" umount "$mnt" > /dev/null 2>&1 || true
   bash "$loopfs" umount "$work/cal" > /dev/null 2>&1 || true
+  bash "$loopfs" umount "$rec/cpx" > /dev/null 2>&1 || true
   rm -rf "$rec"
   [[ -n $keep ]] || rm -rf "$work"
   quiet_host_end
@@ -74,7 +78,8 @@ log() { echo "model-vs-real: $*" >&2; }
 
 # ---- 1. Record the workloads (on tmpfs).
 tarball=
-if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* || ,$workloads, == *,cp,* ]]; then
+if [[ ,$workloads, == *,tar,* || ,$workloads, == *,rm,* || ,$workloads, == *,cp,* ||
+  ,$workloads, == *,cpx,* ]]; then
   if [[ $subset == 0 ]]; then tarball=$(bash "$shared/workloads/linux-tar.sh")
   else tarball=$(bash "$shared/workloads/linux-tar.sh" --subset "$subset"); fi
 fi
@@ -102,7 +107,7 @@ for i in range(250):
     sqlite) "$@" sh -c "sqlite3 db.sqlite < '$work/sqlite.sql'" ;;  # 250 small transactions
     tar) "$@" sh -c "tar xf '$tarball' && sync" ;;
     rm) "$@" sh -c 'rm -rf -- * && sync' ;;
-    cp) "$@" sh -c 'cp -a src dst && sync' ;;  # copy_file_range, ACLs (setxattr), timestamps
+    cp | cpx) "$@" sh -c 'cp -a src dst && sync' ;;  # copy_file_range or FICLONE, ACLs, times
     *) echo "model-vs-real: unknown workload $w" >&2; exit 2 ;;
   esac
 }
@@ -118,12 +123,12 @@ warm_up() {  # name
     sqlite) sqlite3 -version ;;
     tar) tar --version && cat "$tarball" ;;
     rm) rm --version ;;
-    cp) cp --version ;;
+    cp | cpx) cp --version ;;
   esac > /dev/null
 }
 set_up() {  # name: what a workload needs in the current directory before it runs
   [[ $1 == rm ]] && tar xf "$tarball" && sync
-  [[ $1 == cp ]] && mkdir src && tar xf "$tarball" -C src && sync
+  [[ $1 == cp || $1 == cpx ]] && mkdir src && tar xf "$tarball" -C src && sync
   return 0
 }
 # Each workload is recorded RUNS times: a recording is a measurement too (the program's own time
@@ -136,11 +141,15 @@ for w in "${wl[@]}"; do
     t=$work/$w.iorr
     [[ $i == 1 ]] || t=$work/$w.$i.iorr
     rm -rf "${rec:?}/$w" && mkdir -p "$rec/$w"
+    # cpx is recorded on xfs (reflink, mkfs.xfs's default), mounted where the others are
+    # recorded: the paths, and so --only, stay the same.
+    [[ $w == cpx ]] && bash "$loopfs" mount xfs "$rec/$w" --size "$size" > /dev/null
     # Recorded warm, as the real runs are timed: what the workload reads elsewhere keeps its
     # recorded time in the model (cold, the whole tarball's reads took 2.4 s of a 3.9 s
     # recording).
     warm_up "$w"
     (cd "$rec/$w" && set_up "$w" && workload "$w" "$iorr" record -q -o "$t" --) > /dev/null
+    [[ $w == cpx ]] && bash "$loopfs" umount "$rec/$w" > /dev/null
     log "recorded $w ($i of $runs): $("$iorr" stats "$t" | awk '/^events/ {e = $2} /^duration/ {d = $2} END {print e " events, " d " s"}')"
   done
 done

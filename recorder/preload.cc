@@ -1722,6 +1722,15 @@ void AddDirents(ThreadState* ts, int64_t fd, int64_t end_ns, long buf, long n) {
   flush();
 }
 
+// No seccomp filter can see the library's own calls on this thread now: none at the image's
+// start, none installed since (seen until patching), and the kernel says none (asked each
+// time: a filter can come at any moment). A call the program did not make, under a filter
+// that does not list it, may kill the program.
+bool NoSeccompFilter() {
+  return !g_seccomp_at_start && g_sees_seccomp_installs &&
+         !__atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST) && !UnderSeccomp();
+}
+
 // The arguments as a ring entry stores them (EntryHead::args): integers, what pointers point to
 // (iovec lengths, fd pairs, offsets), strings as their length or -1 for NULL with their bytes at
 // str[i]. Returns the strings' total length. The event's own buffer is not read (kBuf: 0).
@@ -1774,12 +1783,15 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
           case trace::ArgKind::kCloneSize: {
             // A FICLONE that succeeded made the destination share the whole source: its
             // size, asked of the kernel just after the call (not recorded: the program did
-            // not make it), is what a model of a file system that cannot clone copies. The
-            // audit module's calls come here after the library started: a FICLONE made
-            // before (none is known) would read the source's size of then, or -1.
+            // not make it), is what a model of a file system that cannot clone copies. Not
+            // under a seccomp filter, which may kill on an fstat the program never makes (a
+            // review: a sandbox that lets ioctl through and kills on SYS_fstat died
+            // recorded), as for setxattr's value above. The kernel reads the request as 32
+            // bits. The audit module's calls come here after the library started: a FICLONE
+            // made before (none is known) would read the source's size of then, or -1.
             a = -1;
             struct stat st;
-            if (ret == 0 && static_cast<unsigned long>(k[1]) == FICLONE &&
+            if (ret == 0 && static_cast<uint32_t>(k[1]) == FICLONE && NoSeccompFilter() &&
                 RawSyscall6(SYS_fstat, static_cast<int32_t>(k[2]), reinterpret_cast<long>(&st)) ==
                     0 &&
                 S_ISREG(st.st_mode))
@@ -1802,10 +1814,8 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
             long n = 0;
             if (spec.args[i].kind == trace::ArgKind::kLinkTarget) {
               n = std::min<long>(std::min<long>(ret, room), 1 << 16);
-            } else if (ret == 0 && room <= kMaxXattrValue && !g_seccomp_at_start &&
-                       g_sees_seccomp_installs &&
-                       !__atomic_load_n(&g_program_seccomp, __ATOMIC_SEQ_CST) && room > 0 &&
-                       v != 0 && !UnderSeccomp()) {
+            } else if (ret == 0 && room <= kMaxXattrValue && room > 0 && v != 0 &&
+                       NoSeccompFilter()) {
               n = room;
             }
             if (v == 0 || n <= 0) {

@@ -232,23 +232,20 @@ class Engine {
     if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
     return buf.data();
   }
-  // The whole of file `in` written over the start of `out` (a FICLONE carried out as a copy):
-  // copy_file_range, then read and write for what it cannot copy (between two file systems,
-  // EXDEV: a mount point inside the root, a review's case). 0 or -errno.
-  static long CopyWhole(int in, int out) {
-    struct stat st {};
-    if (fstat(in, &st) != 0) return -errno;
-    auto n = static_cast<uint64_t>(st.st_size);
-    loff_t from = 0, to = 0;
-    while (static_cast<uint64_t>(from) < n) {
+  // Bytes [from, end) of `in` written at the same offsets of `out`: copy_file_range, then read
+  // and write for what it cannot copy (between two file systems, EXDEV: a mount point inside
+  // the root, a review's case). 0 or -errno.
+  static long CopyRange(int in, int out, loff_t from, loff_t end) {
+    loff_t to = from;
+    while (from < end) {
       ssize_t k = ::copy_file_range(in, &from, out, &to,
-                                    std::min(n - static_cast<uint64_t>(from), kMaxIo), 0);
+                                    std::min(static_cast<uint64_t>(end - from), kMaxIo), 0);
       if (k < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS))
         break;
       if (k <= 0) return k < 0 ? -errno : -EIO;
     }
-    while (static_cast<uint64_t>(from) < n) {
-      uint64_t piece = std::min(n - static_cast<uint64_t>(from), kMaxIo);
+    while (from < end) {
+      uint64_t piece = std::min(static_cast<uint64_t>(end - from), kMaxIo);
       char* b = Buffer(piece);
       ssize_t k = ::pread(in, b, piece, from);
       if (k <= 0) return k < 0 ? -errno : -EIO;
@@ -257,6 +254,33 @@ class Engine {
       from += k;
       to += k;
     }
+    return 0;
+  }
+  // The whole of file `in` written over the start of `out` (a FICLONE carried out as a copy),
+  // its data only: holes stay holes, as cp makes them, and `out` ends at least as long as `in`.
+  // (A source that prepare made as large as the trace's clone said is a hole: a hostile size
+  // filled the root's disk with zeros, a review's case.) `in`'s file position is put back. 0
+  // or -errno.
+  static long CopyWhole(int in, int out) {
+    struct stat st {};
+    if (fstat(in, &st) != 0) return -errno;
+    const off_t n = st.st_size;
+    const off_t pos = ::lseek(in, 0, SEEK_CUR);
+    long res = 0;
+    for (off_t at = 0; at < n && res == 0;) {
+      off_t data = ::lseek(in, at, SEEK_DATA);
+      if ((data < 0 && errno == ENXIO) || data >= n) break;  // no data after `at`
+      if (data < 0) data = at;  // a file system that cannot say: all of it is data
+      off_t hole = ::lseek(in, data, SEEK_HOLE);
+      if (hole < 0 || hole > n) hole = n;
+      res = CopyRange(in, out, data, hole);
+      at = hole;
+    }
+    if (pos >= 0) ::lseek(in, pos, SEEK_SET);
+    if (res != 0) return res;
+    struct stat ost {};
+    if (fstat(out, &ost) != 0) return -errno;
+    if (ost.st_size < n && ::ftruncate(out, n) != 0) return -errno;
     return 0;
   }
   // n bytes read or written in pieces of at most kMaxIo through io(buffer, piece, done so far),
@@ -597,7 +621,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       // FICLONE (cp tries it before copying: a clone of the whole file where the file system
       // shares blocks, xfs with reflink and btrfs) between the live fds; other requests are
       // not replayed (their arguments point to structures the trace does not hold).
-      if (static_cast<unsigned long>(e.args[1].i) != FICLONE) return Skip("ioctl other than FICLONE");
+      if (static_cast<uint32_t>(e.args[1].i) != FICLONE) return Skip("ioctl other than FICLONE");
       // Both held while the lock is released: another thread's close of either (ordered after
       // this call, but a review's race had one free the source under an emulated copy) cannot
       // free them or let the fd number be reused meanwhile.
@@ -1056,7 +1080,7 @@ class Dependencies {
     for (int i = 0; i < spec.nargs; ++i) {
       trace::ArgKind k = spec.args[i].kind;
       // FICLONE's argument is the source's fd (the replay reads it, an emulated clone for long).
-      if (e.call == CallId::ioctl && i == 2 && static_cast<unsigned long>(e.args[1].i) == FICLONE)
+      if (e.call == CallId::ioctl && i == 2 && static_cast<uint32_t>(e.args[1].i) == FICLONE)
         k = trace::ArgKind::kFd;
       if ((k == trace::ArgKind::kFd || k == trace::ArgKind::kDirFd) && e.args[i].i != AT_FDCWD &&
           e.call != CallId::dirents) {

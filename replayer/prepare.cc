@@ -2,7 +2,6 @@
 #include "replayer/prepare.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -252,7 +251,7 @@ void InitialState::Observe(const trace::Event& e) {
       // A FICLONE that succeeded gave its destination the whole source: the source held that
       // many bytes (format 4 says how many; -1 before). cp -a on xfs or btrfs never reads its
       // sources, so this is all the trace says of their sizes.
-      if (ok && static_cast<uint32_t>(e.args[1].i) == FICLONE && e.args[3].i > 0)
+      if (ok && e.IsFiclone() && e.args[3].i > 0)
         if (Fd* f = fd(2)) AtLeast(f->path, static_cast<uint64_t>(e.args[3].i));
       break;
     case CallId::dirents:

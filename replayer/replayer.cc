@@ -34,6 +34,8 @@
 #include "traces/names.h"
 #include "traces/reader.h"
 
+static_assert(iorr::trace::kFiclone == FICLONE, "traces/event.h: kFiclone is not FICLONE");
+
 namespace iorr::replay {
 namespace {
 
@@ -621,7 +623,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       // FICLONE (cp tries it before copying: a clone of the whole file where the file system
       // shares blocks, xfs with reflink and btrfs) between the live fds; other requests are
       // not replayed (their arguments point to structures the trace does not hold).
-      if (static_cast<uint32_t>(e.args[1].i) != FICLONE) return Skip("ioctl other than FICLONE");
+      if (!e.IsFiclone()) return Skip("ioctl other than FICLONE");
       // Both held while the lock is released: another thread's close of either (ordered after
       // this call, but a review's race had one free the source under an emulated copy) cannot
       // free them or let the fd number be reused meanwhile.
@@ -1080,8 +1082,7 @@ class Dependencies {
     for (int i = 0; i < spec.nargs; ++i) {
       trace::ArgKind k = spec.args[i].kind;
       // FICLONE's argument is the source's fd (the replay reads it, an emulated clone for long).
-      if (e.call == CallId::ioctl && i == 2 && static_cast<uint32_t>(e.args[1].i) == FICLONE)
-        k = trace::ArgKind::kFd;
+      if (i == 2 && e.IsFiclone()) k = trace::ArgKind::kFd;
       if ((k == trace::ArgKind::kFd || k == trace::ArgKind::kDirFd) && e.args[i].i != AT_FDCWD &&
           e.call != CallId::dirents) {
         Read(FdKey(e.pid, e.args[i].i));

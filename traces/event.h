@@ -17,6 +17,10 @@ struct Arg {
   uint32_t string_id = 0; // decoded string kinds: 1 + index in the chunk's string table
 };
 
+// The FICLONE ioctl request (_IOW(0x94, 9, int), <linux/fs.h>; checked against it in
+// replayer.cc), without that header here.
+inline constexpr uint32_t kFiclone = 0x40049409;
+
 struct Event {
   CallId call = CallId::kInvalid;
   uint32_t pid = 0;       // process (thread group) id
@@ -29,6 +33,11 @@ struct Event {
   const CallSpec& spec() const { return Spec(call); }
   bool failed() const { return ret < 0 && ret >= -4095; }
   int err() const { return failed() ? static_cast<int>(-ret) : 0; }
+  // An ioctl FICLONE (args: dest fd, request, source fd, size). The kernel reads the request as
+  // 32 bits, its `unsigned int cmd`: a raw call with other bits above is a FICLONE too.
+  bool IsFiclone() const {
+    return call == CallId::ioctl && static_cast<uint32_t>(args[1].i) == kFiclone;
+  }
 };
 
 }  // namespace iorr::trace

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
-#include <linux/fs.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -1032,7 +1031,7 @@ bool FsBase::Apply(const Event& e) {
       // xfs or btrfs, modelled on ext4, writes its data.
       // Other requests, and a FICLONE whose size or files the model does not know, are counted
       // as not modelled ("ioctl").
-      if (!ok || static_cast<uint32_t>(e.args[1].i) != FICLONE) break;
+      if (!ok || !e.IsFiclone()) break;
       int64_t size = e.args[3].i;
       Description* from = open_file(2);
       Description* to = open_file(0);

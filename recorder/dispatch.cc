@@ -129,7 +129,7 @@ long RunRecorded(long nr, const long* a) {
   CallOf(nr, &tag);
   Call c;
   bool on = tag > 0 && trace::Shape(static_cast<CallId>(tag)).effect != trace::Effect::kProcess &&
-            BeginCall(&c);
+            BeginNestableCall(&c);
   long r = Raw(nr, a);
   if (on) EndCall(&c, static_cast<CallId>(tag), a, r);
   return r;

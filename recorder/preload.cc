@@ -146,6 +146,11 @@ struct ThreadState {
   char dirent_piece[4000 + 256 + 2];
   // The writer's: ServiceThread reads and writes these for every entry.
   alignas(64) int64_t encoder_since = kNever;  // writer: when its encoder's oldest event started
+  // Writer: the start of the event its encoder took last (INT64_MIN: none). A call recorded
+  // nested in another (BeginNested) is in the ring before the call it came in, which started
+  // earlier: that call then goes into a chunk of its own, as a chunk's events are in start
+  // order (the merged reader takes each chunk's in file order).
+  int64_t encoder_last_start = INT64_MIN;
   uint64_t drained = 0;                        // writer: the head when it raised the watermark
   bool raising = false;                        // writer: a raise window is open (Service)
   uint32_t raise_q = 0;                        // writer: the window's (odd) raise_seq
@@ -765,6 +770,7 @@ void WriteThreadChunk(ThreadState* ts, WriterBuffers& b) {
   WriteEncoder(&ts->enc, b);
   ts->enc.Begin(ts->stream, ts->pid, ts->tid);
   ts->encoder_since = kNever;
+  ts->encoder_last_start = INT64_MIN;
 }
 
 // Lowers a slot's unflushed_min to `start` if it is later (a CAS: the writer may raise it).
@@ -794,12 +800,15 @@ bool ServiceThread(ThreadState* ts, bool force, int64_t now, WriterBuffers& b) {
   uint64_t at;
   while (const EntryHead* h = EntryAt(ts, head, tail, &at)) {
     DecodeEntry(ts, h, &ts->decoded);
+    if (__builtin_expect(h->start < ts->encoder_last_start, 0) && !ts->enc.empty())
+      WriteThreadChunk(ts, b);
     auto r = ts->enc.Add(ts->decoded);
     if (r == ChunkEncoder::AddResult::kFull) {
       WriteThreadChunk(ts, b);
       r = ts->enc.Add(ts->decoded);
     }
     if (r == ChunkEncoder::AddResult::kOk) {
+      ts->encoder_last_start = h->start;
       if (h->start < ts->encoder_since) ts->encoder_since = h->start;
     } else {
       g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
@@ -2698,7 +2707,9 @@ void EndDeath() {
 // is not recorded (its result is unknown); a note says so, once per thread.
 IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   // t_hot.depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
-  if (t_hot.depth != 1 || t_hot.call_frame == 0 || frame < t_hot.call_frame) return false;
+  if ((t_hot.depth != 1 && t_hot.depth != kDepthNestable) || t_hot.call_frame == 0 ||
+      frame < t_hot.call_frame)
+    return false;
   if (frame >= t_alt_lo && frame < t_alt_hi) return false;  // on the alternate stack
   stack_t ss;
   if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
@@ -2722,13 +2733,59 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   return true;
 }
 
-IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
+// A call that comes while the thread is inside a plain call (kDepthNestable): a signal handler
+// that interrupted the call's system call (or its wait in the kernel) and calls a wrapped
+// function, or a callback. Until stop 34 such calls went unrecorded (a review: a SIGTERM
+// handler's unlink of its lock file while main waited in read, a SIGALRM handler's open and
+// close). The outer call's event is written when it ends, after this one's, which is written
+// first and so comes first in the thread's stream (as strace prints a call interrupted by a
+// handler: unfinished, the handler's calls, then resumed). The outer call holds the thread's
+// slot at its start, which is before this one's: this one announces itself only where the
+// outer call has not yet (kNever), and puts back what it found. It takes no writer start and
+// no switch to patched sites (not from a handler), and writes its event only if the ring has
+// room without waiting (a wait for the writer, or the thread's own flush, could wait for what
+// the interrupted code holds): else it is dropped and counted, as a full ring's event is.
+IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
+  ThreadState* ts = t_hot.state;
+  if (t_hot.depth != kDepthNestable || ts == nullptr || ts->slot == nullptr || g_no_writer)
+    return false;
+  c->nested = true;
+  c->saved_frame = t_hot.call_frame;
+  c->saved_selector = t_hot.selector;
+  int64_t since = ts->slot->in_call_since.load(std::memory_order_relaxed);
+  c->saved_since = since;
+  t_hot.call_frame = frame;
+  AllowSyscalls();
+  c->on = true;
+  if (since == kNever) {  // as BeginCallAt announces a call
+    ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
+    LightFence();
+    c->start = ReadClock<true>();
+    ts->slot->in_call_since.store(c->start, std::memory_order_release);
+  } else {
+    c->start = ReadClock<true>();
+  }
+  ts->last_start = std::max(ts->last_start, c->start);
+  return true;
+}
+
+// Whether the ring has room for a nested call's event (BeginNested) without waiting: half of
+// it, which holds any entry (at most a quarter) and a wrap.
+IORR_COLD bool NestedRoom(ThreadState* ts) {
+  ts->head_seen = ts->head.load(std::memory_order_acquire);
+  if (ts->tail.load(std::memory_order_relaxed) + kRingBytes / 2 - ts->head_seen <= kRingBytes)
+    return true;
+  g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
   if (__builtin_expect(g_dying.load(std::memory_order_relaxed), 0)) ParkForDeath();
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
   if (!g_on || t_hot.done || (g_released.load(std::memory_order_relaxed) && !t_hot.vm_child))
     return false;
   if (Foreign()) return false;
-  if (t_hot.depth != 0 && !LeftByLongjmp(frame)) return false;
+  if (t_hot.depth != 0 && !LeftByLongjmp(frame)) return BeginNested(c, frame);
   // A signal handler jumped out of a trapped call that was not being recorded (pause): the
   // SIGSYS handler's frame is gone (else the writer never started, waiting for it to end).
   if (t_hot.in_handler && frame > t_hot.handler_frame && !(frame >= t_alt_lo && frame < t_alt_hi))
@@ -2748,7 +2805,7 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame) {
       return false;
     }
   }
-  t_hot.depth = 1;
+  t_hot.depth = depth;
   t_hot.call_frame = frame;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
@@ -2919,9 +2976,19 @@ void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t 
 template <class Add>
 __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (!c->on) return;
-  t_hot.depth = 2;  // writing the event: nothing interrupting it may take the call as left
   int saved_errno = errno;
   ThreadState* ts = t_hot.state;
+  if (__builtin_expect(c->nested, 0)) {  // back to the call it came in (BeginNested)
+    t_hot.depth = 2;
+    if (NestedRoom(ts)) add(ts);
+    ts->slot->in_call_since.store(c->saved_since, std::memory_order_release);
+    t_hot.call_frame = c->saved_frame;
+    t_hot.depth = kDepthNestable;
+    t_hot.selector = c->saved_selector;
+    errno = saved_errno;
+    return;
+  }
+  t_hot.depth = 2;  // writing the event: nothing interrupting it may take the call as left
   add(ts);
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   // Not from inside the SIGSYS handler (pthread_create allocates and may trap).
@@ -3789,6 +3856,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
         g_shared->dropped_events.fetch_add(child->enc.events(), std::memory_order_relaxed);
         child->enc.Begin(child->stream, child->pid, child->tid);
         child->encoder_since = kNever;
+        child->encoder_last_start = INT64_MIN;
       }
       // Written with a slot of its own: a finder may free the child's real one meanwhile
       // (its lock is gone), and another process take it.

@@ -42,20 +42,39 @@ bool UnderSeccomp();
 bool BeginSeccompCall(long nr, const long* a);
 void EndSeccompCall(bool begun, long ret);
 
-// One call in progress. `on` is false when the call is not recorded (nested, disabled).
+// One call in progress. `on` is false when the call is not recorded (disabled, or nested in a
+// call that does the library's own work). `nested`: the call came while the thread was inside
+// a plain call (a signal handler that interrupted it, a callback): the outer call's state is
+// kept in the saved_ fields, set only then, and put back at its end (BeginNested).
 struct Call {
   bool on = false;
+  bool nested = false;
+  char saved_selector;
   int64_t start = 0;
+  int64_t saved_since;
+  uintptr_t saved_frame;
 };
 
-// Starts recording a call: takes the start time and marks the thread as inside a call.
-// `frame`: the calling wrapper's frame address; a call that begins at or above the frame of
-// the call the thread is still inside cannot be nested in it (see LeftByLongjmp).
-bool BeginCallAt(Call* c, uintptr_t frame);
+// t_hot.depth inside a call begun by BeginNestableCall: a plain call whose real function (or
+// system call) runs meanwhile, with nothing of the library's own under way, so a call that
+// interrupts it (a signal handler's) is recorded nested in it. 1: any other call (fork, exec,
+// the library's work on the thread); 2: writing an event.
+inline constexpr int kDepthNestable = 3;
+
+// Starts recording a call: takes the start time and marks the thread as inside a call (depth
+// 1 or kDepthNestable). `frame`: the calling wrapper's frame address; a call that begins at or
+// above the frame of the call the thread is still inside cannot be nested in it (see
+// LeftByLongjmp).
+bool BeginCallAt(Call* c, uintptr_t frame, int depth);
 // Inlined into every caller, so that the frame is the wrapper's own (a frame pointer, at the
 // same distance below its caller's stack pointer in every wrapper).
 __attribute__((always_inline)) inline bool BeginCall(Call* c) {
-  return BeginCallAt(c, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  return BeginCallAt(c, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), 1);
+}
+// The same for a plain call (the RECORD wrappers, dispatch's and the patched sites' calls
+// without effects on processes): calls that come while it runs are recorded.
+__attribute__((always_inline)) inline bool BeginNestableCall(Call* c) {
+  return BeginCallAt(c, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), kDepthNestable);
 }
 // Records `call` with the kernel-level arguments (as the syscall received them, in the table's
 // order) and result (>= 0, or -errno). Reads strings and arrays the arguments point to unless
@@ -253,7 +272,7 @@ struct alignas(64) ThreadHot {
   // records on.
   uint32_t owner_tid = 0;
   uint32_t patch_calls = 0;  // calls so far, for PatchLater
-  int depth = 0;             // inside the hook: 1 a call, 2 writing its event (preload.cc)
+  int depth = 0;  // inside the hook: 1 a call, kDepthNestable a plain call, 2 writing its event
   char selector = 0;         // Syscall User Dispatch's selector byte (SYSCALL_DISPATCH_FILTER_*)
   bool armed = false;        // dispatch is armed in this thread (dispatch.cc)
   bool in_handler = false;   // inside the SIGSYS handler

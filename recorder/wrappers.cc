@@ -105,7 +105,7 @@ struct RegisterReal {
 #define RECORD(R, EXPR, ID, ...)                               \
   do {                                                         \
     Call c_;                                                   \
-    bool on_ = BeginCall(&c_);                                 \
+    bool on_ = BeginNestableCall(&c_);                         \
     R r_ = EXPR;                                               \
     if (on_) {                                                 \
       long k_[6] = {__VA_ARGS__};                              \
@@ -458,7 +458,7 @@ IORR_EXPORT int fallocate64(int fd, int mode, off_t off, off_t n) {
 #define RECORD_ERRNO_RESULT(EXPR, ID, ...)                    \
   do {                                                        \
     Call c_;                                                  \
-    bool on_ = BeginCall(&c_);                                \
+    bool on_ = BeginNestableCall(&c_);                        \
     int r_ = EXPR;                                            \
     if (on_) {                                                \
       long k_[6] = {__VA_ARGS__};                             \
@@ -1557,7 +1557,10 @@ IORR_EXPORT long syscall(long nr, ...) {
       tag > 0 ? iorr::trace::ShapeOf(static_cast<uint16_t>(tag)) : nullptr;
   bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
   Call c;
-  bool on = recordable && BeginCall(&c);
+  // A plain call (nested calls recorded: see BeginNestableCall), but where BeginSeccompCall
+  // does the library's work inside the call.
+  bool on =
+      recordable && (nr == SYS_seccomp || nr == SYS_prctl ? BeginCall(&c) : BeginNestableCall(&c));
   bool seccomp = iorr::recorder::BeginSeccompCall(nr, a);
   long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   if (on) EndCall(&c, static_cast<CallId>(spec->tag), a, KernelRet(r, errno));

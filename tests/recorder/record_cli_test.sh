@@ -50,6 +50,7 @@ expect_exit 137 "$IORR" record -o t.iorr -- sh -c 'kill -KILL $$'
 expect_exit 127 "$IORR" record -o t.iorr -- no-such-command-iorr
 grep -qx 'iorr: no-such-command-iorr: No such file or directory' err.txt ||
   fail "missing command message: $(cat err.txt)"
+expect_exit 127 "$IORR" record -o t.iorr -- ""  # an empty name, as env "" (125 until stop 34)
 printf '#!/bin/sh\nexit 0\n' >noexec.sh
 chmod 0644 noexec.sh
 expect_exit 126 "$IORR" record -o t.iorr -- ./noexec.sh

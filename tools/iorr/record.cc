@@ -979,7 +979,7 @@ Counts ScanTrace(int fd, const std::string& trace, bool quiet, bool repaired = f
 int Run(const Options& o) {
   const ClockPair clock_start = ReadClockPair();  // (CalibrateTsc)
   if (!o.dash_dash) Fail("put -- before the command: iorr record -o TRACE -- COMMAND [ARGS...]");
-  if (o.command.empty() || o.command[0].empty()) Fail("no command to record");
+  if (o.command.empty()) Fail("no command to record");  // an empty name: 127 at its exec, as env
   if (!trace::ValidTimeUnit(o.time_unit_ns)) Fail("--time-unit must be 1, 10, 100 or 1000 (ns)");
   if (o.trace.empty() || o.trace == "-") Fail("-o: the trace must be a file");
   for (const std::string& dir : o.snapshots) {

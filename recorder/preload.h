@@ -57,8 +57,9 @@ struct Call {
 
 // t_hot.depth inside a call begun by BeginNestableCall: a plain call whose real function (or
 // system call) runs meanwhile, with nothing of the library's own under way, so a call that
-// interrupts it (a signal handler's) is recorded nested in it. 1: any other call (fork, exec,
-// the library's work on the thread); 2: writing an event.
+// interrupts it (a signal handler's, of any kind) is recorded nested in it. 1: any other call
+// (fork, exec, the library's work on the thread), in which nothing is recorded nested; 2:
+// writing an event.
 inline constexpr int kDepthNestable = 3;
 
 // Starts recording a call: takes the start time and marks the thread as inside a call (depth

@@ -2788,6 +2788,20 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
 // (t_nested_write, RingWaitRoom). A call that makes a process (fork, exec, posix_spawn) from
 // such a handler is recorded nested too, as is a call from frames deeper than a call a
 // siglongjmp left (LeftByLongjmp cannot tell them from a handler's: the stack is the same).
+// Announces a call in the thread's slot and returns its start. The announcement comes before
+// the clock is read: a writer that computes a watermark from its own clock reading and then
+// misses this announcement is then sure that this call starts after its reading. Until the
+// start is known, the previous one is a valid lower bound.
+__attribute__((always_inline)) inline int64_t AnnounceCall(ThreadState* ts) {
+  ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
+  LightFence();
+  // After the store: the writer's membarrier is the fence's other half.
+  int64_t start = ReadClock<true>();
+  ts->last_start = start;
+  ts->slot->in_call_since.store(start, std::memory_order_release);
+  return start;
+}
+
 IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   ThreadState* ts = t_hot.state;
   if (ts == nullptr || ts->slot == nullptr) return false;
@@ -2807,15 +2821,12 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   t_hot.call_frame = frame;
   AllowSyscalls();
   c->on = true;
-  if (since == kNever) {  // as BeginCallAt announces a call
-    ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
-    LightFence();
-    c->start = ReadClock<true>();
-    ts->slot->in_call_since.store(c->start, std::memory_order_release);
+  if (since == kNever) {
+    c->start = AnnounceCall(ts);
   } else {
     c->start = ReadClock<true>();
+    ts->last_start = std::max(ts->last_start, c->start);
   }
-  ts->last_start = std::max(ts->last_start, c->start);
   return true;
 }
 
@@ -2849,15 +2860,7 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
   t_hot.call_frame = frame;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
-  // Announce the call before reading the clock: a writer that computes a watermark from its
-  // own clock reading and then misses this announcement is then sure that this call starts
-  // after its reading. Until the start is known, the previous one is a valid lower bound.
-  ts->slot->in_call_since.store(ts->last_start, std::memory_order_relaxed);
-  LightFence();
-  // After the store: the writer's membarrier is the fence's other half.
-  c->start = ReadClock<true>();
-  ts->last_start = c->start;
-  ts->slot->in_call_since.store(c->start, std::memory_order_release);
+  c->start = AnnounceCall(ts);
   return true;
 }
 

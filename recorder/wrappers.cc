@@ -1557,10 +1557,7 @@ IORR_EXPORT long syscall(long nr, ...) {
       tag > 0 ? iorr::trace::ShapeOf(static_cast<uint16_t>(tag)) : nullptr;
   bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
   Call c;
-  // A plain call (nested calls recorded: see BeginNestableCall), but where BeginSeccompCall
-  // does the library's work inside the call.
-  bool on =
-      recordable && (nr == SYS_seccomp || nr == SYS_prctl ? BeginCall(&c) : BeginNestableCall(&c));
+  bool on = recordable && BeginNestableCall(&c);  // (as dispatch's RunRecorded)
   bool seccomp = iorr::recorder::BeginSeccompCall(nr, a);
   long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
   if (on) EndCall(&c, static_cast<CallId>(spec->tag), a, KernelRet(r, errno));

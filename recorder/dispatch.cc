@@ -146,6 +146,45 @@ KSigaction UnderDispatch(KSigaction k) {
   return k;
 }
 
+// The program's signal handlers run behind HandlerEntry, which the kernel holds in their place
+// (the program is told its own: ProgramView). A handler that interrupts a plain call (a read
+// waiting on a pipe, a FIFO's open) finds the selector at ALLOW, set for the call's real
+// function: libc's own calls in it (fopen's openat, fclose's write and close, signal()'s
+// rt_sigaction, raise's tgkill) then went natively, unrecorded (a review of stop 34), and a
+// handler that ended the process with `signal(sig, SIG_DFL); raise(sig)` (GNU tools' cleanup
+// idiom) died without the library's flush, losing up to 100 ms of calls. HandlerEntry sets the
+// selector to BLOCK for the handler's run and back to ALLOW after it, so those calls are caught
+// as anywhere else and recorded nested in the interrupted call (BeginNested). A handler that
+// leaves by siglongjmp leaves the selector at BLOCK, as outside any call: the calls after it are
+// caught too (before, they ran at ALLOW, unrecorded, until the next wrapped call).
+// Not behind it: glibc's own two handlers (32, 33), SIGSYS (kept apart), a vfork child's (its
+// dispositions are its own, the table is its parent's memory).
+std::atomic<void*> g_program_handler[65];
+
+void HandlerEntry(int sig, siginfo_t* info, void* ctx) {
+  void* h = g_program_handler[sig > 0 && sig < 65 ? sig : 0].load(std::memory_order_acquire);
+  if (h == kDfl || h == kIgn) return;  // (never: set before the kernel has this entry)
+  bool block =
+      t_hot.selector == 0 && t_hot.armed && t_hot.depth == kDepthNestable && !ForeignTask();
+  if (block) t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+  reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, ctx);
+  if (block) t_hot.selector = 0;  // the interrupted call's real function goes on (or restarts)
+}
+
+bool EntryHandler(const void* handler) { return handler == reinterpret_cast<void*>(HandlerEntry); }
+
+// Whether a handler the program sets for sig goes behind HandlerEntry.
+bool BehindEntry(int sig, void* handler) {
+  return sig > 0 && sig < 65 && sig != SIGSYS && sig != 32 && sig != 33 && handler != kDfl &&
+         handler != kIgn && !EntryHandler(handler) && !t_hot.vm_child;
+}
+
+// What the program sees of a disposition the kernel holds: its own handler for HandlerEntry
+// (`entry`: the table's entry when the kernel's was read).
+void ProgramView(KSigaction* k, void* entry) {
+  if (EntryHandler(k->handler)) k->handler = entry;
+}
+
 void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
   void* h = g_program_sigsys.handler;
   if (h == kIgn) return;
@@ -331,6 +370,7 @@ long FlushSigaction(int sig, const long* a) {
   long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
   if (r != 0) return r;
   KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
+  ProgramView(&prev, g_program_handler[sig].load(std::memory_order_relaxed));
   if (old != nullptr && (r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
   if (act != nullptr) {
     if ((r = RawSyscall6(SYS_rt_sigaction, sig, a[1], 0, 8)) != 0) return r;
@@ -341,33 +381,62 @@ long FlushSigaction(int sig, const long* a) {
       if (!(g_crash_given_back && (kCrashSet & SigBit(sig)))) TakeFatalSignal(sig);
     } else if (now.handler != kIgn) {
       if (OnStackHandler(sig, now)) GiveBackCrashSignals();
-      if (g_enabled) {
-        now = UnderDispatch(now);
-        RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
+      bool entry = BehindEntry(sig, now.handler);
+      if (entry) {
+        g_program_handler[sig].store(now.handler, std::memory_order_release);
+        now.handler = reinterpret_cast<void*>(HandlerEntry);
       }
+      if (g_enabled) now = UnderDispatch(now);
+      if (entry || g_enabled)
+        RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
     }
   }
   if (old != nullptr) *old = prev;
   return 0;
 }
 
-// rt_sigaction of a signal the library does not hold: our restorer under the program's
-// handlers (dispatch), SIGSYS kept.
+// rt_sigaction of a signal the library does not hold: the program's handlers behind
+// HandlerEntry, our restorer under them (dispatch), SIGSYS kept.
 long SigactionOf(const long* a) {
   int sig = static_cast<int>(a[0]);
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
   auto* old = reinterpret_cast<KSigaction*>(a[2]);
-  if (!g_enabled) return Raw(SYS_rt_sigaction, a);  // patched sites only: as it is
-  if (sig == SIGSYS) {
+  if (g_enabled && sig == SIGSYS) {
     KSigaction prev = g_program_sigsys;
     if (act) g_program_sigsys = *act;
     if (old) *old = prev;
     return 0;
   }
-  if (act == nullptr) return Raw(SYS_rt_sigaction, a);
-  KSigaction copy = UnderDispatch(*act);
+  bool in_range = sig > 0 && sig < 65;
+  if (act == nullptr) {
+    void* entry = in_range ? g_program_handler[sig].load(std::memory_order_acquire) : nullptr;
+    long r = Raw(SYS_rt_sigaction, a);
+    if (r == 0 && old != nullptr) ProgramView(old, entry);
+    return r;
+  }
+  // The table's entry is exchanged before the kernel's disposition is set: two threads setting
+  // the same signal at once see each other's handlers as their old ones in that order, and the
+  // last exchange is what HandlerEntry calls, whichever kernel call came last.
+  KSigaction copy = *act;
+  void* handler = copy.handler;
+  bool entry = BehindEntry(sig, handler);
+  void* before = nullptr;
+  if (entry) {
+    before = g_program_handler[sig].exchange(handler, std::memory_order_acq_rel);
+    copy.handler = reinterpret_cast<void*>(HandlerEntry);
+  } else if (in_range) {
+    before = g_program_handler[sig].load(std::memory_order_acquire);
+  }
+  if (g_enabled) copy = UnderDispatch(copy);  // (patched sites only: the program's restorer)
   long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
-  return Raw(SYS_rt_sigaction, b);
+  long r = Raw(SYS_rt_sigaction, b);
+  if (r != 0) {
+    // Put back, unless another thread has set one since.
+    if (entry) g_program_handler[sig].compare_exchange_strong(handler, before);
+    return r;
+  }
+  if (old != nullptr) ProgramView(old, before);
+  return 0;
 }
 
 // rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, the
@@ -699,9 +768,12 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
     ForwardSigsys(sig, info, vctx);
     return;
   }
-  CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   auto* uc = static_cast<ucontext_t*>(vctx);
   greg_t* r = uc->uc_mcontext.gregs;
+  // A call after a handler's siglongjmp out of a call (the selector stays at BLOCK: see
+  // HandlerEntry) comes from above that call's frame, though this handler's frame is below it.
+  if (__builtin_expect(t_hot.depth != 0, 0)) LeftByLongjmp(static_cast<uintptr_t>(r[REG_RSP]));
+  CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   long nr = info->si_syscall;
   long a[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
   bool escaped = false;
@@ -737,6 +809,10 @@ extern "C" __attribute__((visibility("hidden"))) long iorr_patched_syscall(long*
   // A task on storage that is not its own reads the owner's selector: it is not armed, and the
   // call goes natively, unrecorded (see ForeignTask).
   if (ForeignTask()) return 1;
+  // The site's stack pointer: 56 bytes of saved registers, the stub's rbp, its return address,
+  // the site's address and the red zone above frame (see iorr_patch_entry).
+  if (__builtin_expect(t_hot.depth != 0, 0))
+    LeftByLongjmp(reinterpret_cast<uintptr_t>(frame) + 56 + 8 + 144);
   CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   long nr = frame[0];
   long a[6] = {frame[6], frame[5], frame[4], frame[3], frame[2], frame[1]};
@@ -786,6 +862,14 @@ void FlushSignalsRelease() {
     if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0) continue;
     if (OurFatalHandler(cur))
       RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&g_program_dfl[sig]), 0, 8);
+  }
+  for (int sig = 1; sig < 65; ++sig) {  // the program's handlers out from behind HandlerEntry
+    KSigaction cur = {};
+    if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0 ||
+        !EntryHandler(cur.handler))
+      continue;
+    cur.handler = g_program_handler[sig].load(std::memory_order_acquire);
+    RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&cur), 0, 8);
   }
 }
 
@@ -865,6 +949,11 @@ bool DispatchInstall() {
     KSigaction& cur = start.sig[sig];
     if (cur.handler == kDfl || cur.handler == kIgn || OurFatalHandler(cur)) continue;
     KSigaction moved = UnderDispatch(cur);
+    bool entry = BehindEntry(sig, moved.handler);
+    if (entry) {
+      g_program_handler[sig].store(moved.handler, std::memory_order_release);
+      moved.handler = reinterpret_cast<void*>(HandlerEntry);
+    }
     if (RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&moved), 0, 8) == 0) cur = moved;
   }
   // SIGSYS must not be blocked in this thread (threads inherit the mask).

@@ -67,6 +67,12 @@ inline constexpr int kDepthNestable = 3;
 // above the frame of the call the thread is still inside cannot be nested in it (see
 // LeftByLongjmp).
 bool BeginCallAt(Call* c, uintptr_t frame, int depth);
+// Whether the call the thread is inside (t_hot.depth 1 or kDepthNestable) was left by a
+// siglongjmp, judged by a frame (or stack pointer) of the program's that is at or above that
+// call's wrapper frame, off any alternate signal stack; if so, the thread is inside no call or
+// handler any more (a note says a call was left). A caught call judges by the program's
+// stack pointer at its system call: its own handler's frames lie below, as a nested call's do.
+bool LeftByLongjmp(uintptr_t frame);
 // Inlined into every caller, so that the frame is the wrapper's own (a frame pointer, at the
 // same distance below its caller's stack pointer in every wrapper).
 __attribute__((always_inline)) inline bool BeginCall(Call* c) {

@@ -146,44 +146,135 @@ KSigaction UnderDispatch(KSigaction k) {
   return k;
 }
 
-// The program's signal handlers run behind HandlerEntry, which the kernel holds in their place
-// (the program is told its own: ProgramView). A handler that interrupts a plain call (a read
-// waiting on a pipe, a FIFO's open) finds the selector at ALLOW, set for the call's real
-// function: libc's own calls in it (fopen's openat, fclose's write and close, signal()'s
-// rt_sigaction, raise's tgkill) then went natively, unrecorded (a review of stop 34), and a
-// handler that ended the process with `signal(sig, SIG_DFL); raise(sig)` (GNU tools' cleanup
-// idiom) died without the library's flush, losing up to 100 ms of calls. HandlerEntry sets the
-// selector to BLOCK for the handler's run and back to ALLOW after it, so those calls are caught
-// as anywhere else and recorded nested in the interrupted call (BeginNested). A handler that
-// leaves by siglongjmp leaves the selector at BLOCK, as outside any call: the calls after it are
-// caught too (before, they ran at ALLOW, unrecorded, until the next wrapped call).
-// Not behind it: glibc's own two handlers (32, 33), SIGSYS (kept apart), a vfork child's (its
-// dispositions are its own, the table is its parent's memory).
-std::atomic<void*> g_program_handler[65];
+// The program's signal handlers run behind entries of the library's, which the kernel holds in
+// their place (the program is told its own: ProgramView). A handler that interrupts a plain
+// call (a read waiting on a pipe, a FIFO's open) finds the selector at ALLOW, set for the
+// call's real function: libc's own calls in it (fopen's openat, fclose's write and close,
+// signal()'s rt_sigaction, raise's tgkill) then went natively, unrecorded (a review of stop
+// 34), and a handler that ended the process with `signal(sig, SIG_DFL); raise(sig)` (GNU tools'
+// cleanup idiom) died without the library's flush, losing up to 100 ms of calls. The entry
+// sets the selector to BLOCK for the handler's run and back to ALLOW after it, so those calls
+// are caught as anywhere else: recorded nested in the interrupted call (BeginNested), or
+// counted as lost where the library itself was at work (depth 1 or 2). Not on an alternate
+// signal stack with less than kCatchRoom left below the handler: a caught call needs a trap's
+// signal frame and the library's frames there (a handler's fopen on a 7 KiB stack died of
+// SIGSEGV: review of stop 35); its libc calls go natively, as before. A handler that leaves by
+// siglongjmp leaves the selector at BLOCK, as outside any call.
+// One entry per handler (iorr_handler_stubs: 256 stubs of 16 bytes, each `mov $i, %eax; jmp`
+// to the common part), its handler fixed once given: a disposition the program reads where
+// rt_sigaction is not caught (a thread on a stack of its own, a vfork child, after an escaped
+// CLONE_VM clone) holds the entry, and setting it again, there or anywhere, brings back that
+// handler, not whichever the signal had meanwhile (a single entry with a table by signal did:
+// review of stop 35). Past 256 handlers, or for glibc's own two (32, 33) and SIGSYS (kept
+// apart), the kernel gets the handler itself.
+constexpr int kHandlerStubs = 256;
+constexpr uintptr_t kStubBytes = 16;
+constexpr uintptr_t kCatchRoom = 32 * 1024;
+std::atomic<void*> g_stub_handler[kHandlerStubs];
+std::atomic<int> g_stubs_used{0};
 
-void HandlerEntry(int sig, siginfo_t* info, void* ctx) {
-  void* h = g_program_handler[sig > 0 && sig < 65 ? sig : 0].load(std::memory_order_acquire);
-  if (h == kDfl || h == kIgn) return;  // (never: set before the kernel has this entry)
-  bool block =
-      t_hot.selector == 0 && t_hot.armed && t_hot.depth == kDepthNestable && !ForeignTask();
+}  // namespace
+}  // namespace iorr::recorder
+
+extern "C" {
+extern char iorr_handler_stubs[] __attribute__((visibility("hidden")));
+__attribute__((visibility("hidden"))) void iorr_handler_entry(int sig, siginfo_t* info, void* ctx,
+                                                              unsigned stub);
+}
+
+// The stubs: the kernel calls one as the handler; it passes its number in the fourth argument's
+// register to iorr_handler_entry, whose return address is then the kernel's (the restorer). One
+// FDE covers them all: nothing in them moves the stack pointer.
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl iorr_handler_stubs\n.hidden iorr_handler_stubs\n"
+    "iorr_handler_stubs:\n"
+    "  .cfi_startproc\n"
+    "  .set iorr_stub_n, 0\n"
+    "  .rept 256\n"
+    "  .p2align 4\n"
+    "  movl $iorr_stub_n, %ecx\n"
+    "  jmp iorr_handler_entry\n"
+    "  .set iorr_stub_n, iorr_stub_n + 1\n"
+    "  .endr\n"
+    "  .cfi_endproc\n");
+
+namespace iorr::recorder {
+namespace {
+
+// The stub that stands for handler h: the one already given it, else a new one; -1 if none is
+// left.
+int StubOf(void* h) {
+  int used = g_stubs_used.load(std::memory_order_acquire);
+  for (int i = 0; i < used && i < kHandlerStubs; ++i)
+    if (g_stub_handler[i].load(std::memory_order_acquire) == h) return i;
+  int i = g_stubs_used.fetch_add(1, std::memory_order_acq_rel);
+  if (i >= kHandlerStubs) return -1;
+  g_stub_handler[i].store(h, std::memory_order_release);
+  return i;
+}
+
+void* StubAddress(int i) { return iorr_handler_stubs + static_cast<uintptr_t>(i) * kStubBytes; }
+
+}  // namespace
+
+void* ProgramHandler(void* handler) {
+  auto at = reinterpret_cast<uintptr_t>(handler),
+       base = reinterpret_cast<uintptr_t>(iorr_handler_stubs);
+  if (at < base || at >= base + kHandlerStubs * kStubBytes || (at - base) % kStubBytes != 0)
+    return handler;
+  void* h = g_stub_handler[(at - base) / kStubBytes].load(std::memory_order_acquire);
+  return h != nullptr ? h : handler;
+}
+
+namespace {
+
+bool EntryHandler(void* handler) { return ProgramHandler(handler) != handler; }
+
+// The handler the kernel gets for the program's handler of sig: its stub, where it has one.
+void* KernelHandler(int sig, void* handler) {
+  if (sig <= 0 || sig >= 65 || sig == SIGSYS || sig == 32 || sig == 33 || handler == kDfl ||
+      handler == kIgn || EntryHandler(handler))
+    return handler;
+  int i = StubOf(handler);
+  return i < 0 ? handler : StubAddress(i);
+}
+
+// What the program sees of a disposition the kernel holds: its own handler for a stub.
+void ProgramView(KSigaction* k) { k->handler = ProgramHandler(k->handler); }
+
+// Whether the thread is on an alternate signal stack with less than kCatchRoom left below sp.
+bool LittleAltRoom(uintptr_t sp) {
+  stack_t ss = {};
+  uintptr_t lo = 0;
+  if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
+      (ss.ss_flags & SS_ONSTACK))
+    lo = reinterpret_cast<uintptr_t>(ss.ss_sp);
+  else
+    lo = NotedAltStackLow(sp);  // (SS_AUTODISARM: the kernel says disabled while on it)
+  return lo != 0 && sp - lo < kCatchRoom;
+}
+
+}  // namespace
+}  // namespace iorr::recorder
+
+// A program's handler, through its stub (above).
+void iorr_handler_entry(int sig, siginfo_t* info, void* ctx, unsigned stub) {
+  using namespace iorr::recorder;
+  void* h = g_stub_handler[stub % kHandlerStubs].load(std::memory_order_acquire);
+  if (h == nullptr) return;  // (never: given before the kernel has the stub)
+  bool block = t_hot.selector == 0 && t_hot.armed && t_hot.depth != 0 && !ForeignTask() &&
+               !LittleAltRoom(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   if (block) t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
   reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, ctx);
-  if (block) t_hot.selector = 0;  // the interrupted call's real function goes on (or restarts)
+  // The interrupted call's real function goes on (or restarts) at ALLOW; not where the thread
+  // is inside no call any more (a fork child's state starts afresh: AfterForkChildOf).
+  if (block && t_hot.depth != 0) t_hot.selector = 0;
 }
 
-bool EntryHandler(const void* handler) { return handler == reinterpret_cast<void*>(HandlerEntry); }
-
-// Whether a handler the program sets for sig goes behind HandlerEntry.
-bool BehindEntry(int sig, void* handler) {
-  return sig > 0 && sig < 65 && sig != SIGSYS && sig != 32 && sig != 33 && handler != kDfl &&
-         handler != kIgn && !EntryHandler(handler) && !t_hot.vm_child;
-}
-
-// What the program sees of a disposition the kernel holds: its own handler for HandlerEntry
-// (`entry`: the table's entry when the kernel's was read).
-void ProgramView(KSigaction* k, void* entry) {
-  if (EntryHandler(k->handler)) k->handler = entry;
-}
+namespace iorr::recorder {
+namespace {
 
 void ForwardSigsys(int sig, siginfo_t* info, void* ctx) {
   void* h = g_program_sigsys.handler;
@@ -370,8 +461,7 @@ long FlushSigaction(int sig, const long* a) {
   long r = RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8);
   if (r != 0) return r;
   KSigaction prev = OurFatalHandler(cur) ? g_program_dfl[sig] : cur;
-  ProgramView(&prev, g_program_handler[sig].load(std::memory_order_relaxed));
-  if (old != nullptr && (r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
+  ProgramView(&prev);
   if (act != nullptr) {
     if ((r = RawSyscall6(SYS_rt_sigaction, sig, a[1], 0, 8)) != 0) return r;
     KSigaction now = {};
@@ -381,22 +471,25 @@ long FlushSigaction(int sig, const long* a) {
       if (!(g_crash_given_back && (kCrashSet & SigBit(sig)))) TakeFatalSignal(sig);
     } else if (now.handler != kIgn) {
       if (OnStackHandler(sig, now)) GiveBackCrashSignals();
-      bool entry = BehindEntry(sig, now.handler);
-      if (entry) {
-        g_program_handler[sig].store(now.handler, std::memory_order_release);
-        now.handler = reinterpret_cast<void*>(HandlerEntry);
-      }
+      void* kernel = KernelHandler(sig, now.handler);
+      bool moved = kernel != now.handler;
+      now.handler = kernel;
       if (g_enabled) now = UnderDispatch(now);
-      if (entry || g_enabled)
+      if (moved || g_enabled)
         RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&now), 0, 8);
     }
   }
-  if (old != nullptr) *old = prev;
+  // As the kernel does: the new action is set before the old one is written out, which may
+  // fail (EFAULT, the new action kept: until stop 35 it was not set then).
+  if (old != nullptr) {
+    if ((r = RawSyscall6(SYS_rt_sigaction, sig, 0, a[2], 8)) != 0) return r;
+    *old = prev;
+  }
   return 0;
 }
 
-// rt_sigaction of a signal the library does not hold: the program's handlers behind
-// HandlerEntry, our restorer under them (dispatch), SIGSYS kept.
+// rt_sigaction of a signal the library does not hold: the program's handlers behind their
+// stubs, our restorer under them (dispatch), SIGSYS kept. (act is readable: Sigaction.)
 long SigactionOf(const long* a) {
   int sig = static_cast<int>(a[0]);
   auto* act = reinterpret_cast<const KSigaction*>(a[1]);
@@ -407,36 +500,18 @@ long SigactionOf(const long* a) {
     if (old) *old = prev;
     return 0;
   }
-  bool in_range = sig > 0 && sig < 65;
+  long r;
   if (act == nullptr) {
-    void* entry = in_range ? g_program_handler[sig].load(std::memory_order_acquire) : nullptr;
-    long r = Raw(SYS_rt_sigaction, a);
-    if (r == 0 && old != nullptr) ProgramView(old, entry);
-    return r;
+    r = Raw(SYS_rt_sigaction, a);
+  } else {
+    KSigaction copy = *act;
+    copy.handler = KernelHandler(sig, copy.handler);
+    if (g_enabled) copy = UnderDispatch(copy);  // (patched sites only: the program's restorer)
+    long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
+    r = Raw(SYS_rt_sigaction, b);
   }
-  // The table's entry is exchanged before the kernel's disposition is set: two threads setting
-  // the same signal at once see each other's handlers as their old ones in that order, and the
-  // last exchange is what HandlerEntry calls, whichever kernel call came last.
-  KSigaction copy = *act;
-  void* handler = copy.handler;
-  bool entry = BehindEntry(sig, handler);
-  void* before = nullptr;
-  if (entry) {
-    before = g_program_handler[sig].exchange(handler, std::memory_order_acq_rel);
-    copy.handler = reinterpret_cast<void*>(HandlerEntry);
-  } else if (in_range) {
-    before = g_program_handler[sig].load(std::memory_order_acquire);
-  }
-  if (g_enabled) copy = UnderDispatch(copy);  // (patched sites only: the program's restorer)
-  long b[6] = {a[0], reinterpret_cast<long>(&copy), a[2], a[3], 0, 0};
-  long r = Raw(SYS_rt_sigaction, b);
-  if (r != 0) {
-    // Put back, unless another thread has set one since.
-    if (entry) g_program_handler[sig].compare_exchange_strong(handler, before);
-    return r;
-  }
-  if (old != nullptr) ProgramView(old, before);
-  return 0;
+  if (r == 0 && old != nullptr) ProgramView(old);
+  return r;
 }
 
 // rt_sigaction on the program's behalf: our restorer under its handlers, SIGSYS kept, the
@@ -444,13 +519,19 @@ long SigactionOf(const long* a) {
 // program's first handler on an alternate signal stack.
 long Sigaction(const long* a) {
   int sig = static_cast<int>(a[0]);
+  // The kernel refuses another sigset size before it reads anything (EINVAL), and a new action
+  // it cannot read (EFAULT) before it checks the signal: for SIGKILL it reads the action and
+  // then refuses it, which tells whether the library can read it too (a raw call's bad pointer
+  // killed the process with SIGSEGV: review of stop 35).
+  if (a[3] != 8) return Raw(SYS_rt_sigaction, a);
+  if (a[1] != 0 && RawSyscall6(SYS_rt_sigaction, SIGKILL, a[1], 0, 8) == -EFAULT) return -EFAULT;
   // A handler the program installs, even one it takes down again (or SA_RESETHAND does) while a
   // frame of it is live: see DispatchEverHandled. (32 and 33: glibc's own.)
   if (a[1] != 0 && sig != 32 && sig != 33) {
     void* handler = reinterpret_cast<const KSigaction*>(a[1])->handler;
     if (handler != kDfl && handler != kIgn) g_program_had_handler = true;
   }
-  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)) && a[3] == 8)
+  if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)))
     return FlushSigaction(sig, a);
   if (g_flush_signals && !g_crash_given_back && a[1] != 0) {
     long r = SigactionOf(a);
@@ -771,7 +852,8 @@ void SigsysHandler(int sig, siginfo_t* info, void* vctx) {
   auto* uc = static_cast<ucontext_t*>(vctx);
   greg_t* r = uc->uc_mcontext.gregs;
   // A call after a handler's siglongjmp out of a call (the selector stays at BLOCK: see
-  // HandlerEntry) comes from above that call's frame, though this handler's frame is below it.
+  // iorr_handler_entry) may come from above that call's frame, though this handler's frame is
+  // below it (not libc's own calls inside a function the program called after the jump).
   if (__builtin_expect(t_hot.depth != 0, 0)) LeftByLongjmp(static_cast<uintptr_t>(r[REG_RSP]));
   CaughtScope scope(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   long nr = info->si_syscall;
@@ -863,12 +945,12 @@ void FlushSignalsRelease() {
     if (OurFatalHandler(cur))
       RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&g_program_dfl[sig]), 0, 8);
   }
-  for (int sig = 1; sig < 65; ++sig) {  // the program's handlers out from behind HandlerEntry
+  for (int sig = 1; sig < 65; ++sig) {  // the program's handlers out from behind their stubs
     KSigaction cur = {};
     if (RawSyscall6(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&cur), 8) != 0 ||
         !EntryHandler(cur.handler))
       continue;
-    cur.handler = g_program_handler[sig].load(std::memory_order_acquire);
+    ProgramView(&cur);
     RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&cur), 0, 8);
   }
 }
@@ -949,11 +1031,7 @@ bool DispatchInstall() {
     KSigaction& cur = start.sig[sig];
     if (cur.handler == kDfl || cur.handler == kIgn || OurFatalHandler(cur)) continue;
     KSigaction moved = UnderDispatch(cur);
-    bool entry = BehindEntry(sig, moved.handler);
-    if (entry) {
-      g_program_handler[sig].store(moved.handler, std::memory_order_release);
-      moved.handler = reinterpret_cast<void*>(HandlerEntry);
-    }
+    moved.handler = KernelHandler(sig, moved.handler);
     if (RawSyscall6(SYS_rt_sigaction, sig, reinterpret_cast<long>(&moved), 0, 8) == 0) cur = moved;
   }
   // SIGSYS must not be blocked in this thread (threads inherit the mask).

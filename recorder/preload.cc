@@ -2805,17 +2805,25 @@ __attribute__((always_inline)) inline int64_t AnnounceCall(ThreadState* ts) {
 IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   ThreadState* ts = t_hot.state;
   if (ts == nullptr || ts->slot == nullptr) return false;
-  if (t_hot.depth != kDepthNestable || g_no_writer) {
-    // Inside the library's own work (1: an exec, a fork, a spawn; 2: writing an event, where
-    // the ring is being written), a handler's call cannot be recorded: it is counted as lost,
-    // so the trace says it is incomplete (a timer's handler inside a loop of calls lost about
-    // one call in twenty so, as the interrupted code was writing its event).
-    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
   c->nested = true;
-  c->saved_frame = t_hot.call_frame;
   c->saved_selector = t_hot.selector;
+  if (t_hot.depth != kDepthNestable || g_no_writer) {
+    // Inside the library's own work (1: an exec, a spawn; 2: writing an event, where the ring
+    // is being written), a handler's call cannot be recorded: it is counted as lost, so the
+    // trace says it is incomplete (a timer's handler inside a loop of calls lost about one
+    // call in twenty so, as the interrupted code was writing its event). Its real function
+    // runs at ALLOW and the selector is put back at its end, so that a wrapper's call is not
+    // counted again by the trap of its system call (the handler runs at BLOCK there since
+    // stop 35: iorr_handler_entry).
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+    c->lost = true;
+    c->start = ReadClock<true>();  // (an exec's wrapper takes it for its window)
+    AllowSyscalls();
+    c->on = true;
+    return true;
+  }
+  c->lost = false;
+  c->saved_frame = t_hot.call_frame;
   int64_t since = ts->slot->in_call_since.load(std::memory_order_relaxed);
   c->saved_since = since;
   t_hot.call_frame = frame;
@@ -3020,8 +3028,21 @@ template <class Add>
 __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (!c->on) return;
   int saved_errno = errno;
+  // A call begun before a fork, in a handler of the parent's, ends in the child too, whose
+  // state starts afresh (depth 0: AfterForkChildOf); the parent records it. (Until stop 35 the
+  // child wrote it into no state and died of SIGSEGV: review of stop 35.)
+  if (__builtin_expect(t_hot.depth == 0, 0)) {
+    BlockSyscalls();
+    errno = saved_errno;
+    return;
+  }
   ThreadState* ts = t_hot.state;
   if (__builtin_expect(c->nested, 0)) {  // back to the call it came in (BeginNested)
+    if (c->lost) {
+      t_hot.selector = c->saved_selector;
+      errno = saved_errno;
+      return;
+    }
     t_hot.depth = 2;
     t_nested_write = true;
     add(ts);
@@ -3084,6 +3105,7 @@ void NoteAltStack(const stack_t& ss) {
   t_alt_hi = on ? t_alt_lo + ss.ss_size : 0;
 }
 bool OnNotedAltStack(uintptr_t sp) { return sp >= t_alt_lo && sp < t_alt_hi; }
+uintptr_t NotedAltStackLow(uintptr_t sp) { return OnNotedAltStack(sp) ? t_alt_lo : 0; }
 
 void OnTraceMe() {
   if (Foreign()) return;  // nothing of this storage is its own (its exec records on, audited)

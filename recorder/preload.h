@@ -49,6 +49,7 @@ void EndSeccompCall(bool begun, long ret);
 struct Call {
   bool on = false;
   bool nested = false;
+  bool lost;  // nested, and counted as lost: not recorded (BeginNested)
   char saved_selector;
   int64_t start = 0;
   int64_t saved_since;
@@ -363,6 +364,10 @@ bool DispatchTracee();
 void NoteAltStack(const stack_t& ss);
 // sp lies on the alternate signal stack NoteAltStack kept for this thread.
 bool OnNotedAltStack(uintptr_t sp);
+uintptr_t NotedAltStackLow(uintptr_t sp);
+// The program's signal handler that a disposition's handler stands for: the handler itself,
+// unless it is one of the library's stubs (dispatch.cc).
+void* ProgramHandler(void* handler);  // the noted stack's low end if sp is on it, else 0
 // PTRACE_TRACEME succeeded in the calling task: DispatchBecomeTracee and a note for a task of
 // its own; a vfork child's is its own until its exec (its parent's threads stay armed); a
 // task on its parent's thread-local storage (a raw CLONE_VM clone) changes nothing. Leaves

@@ -4674,5 +4674,162 @@ else
   fail "the program's handlers behind the library's entry: the test program does not build or run"
 fi
 
+# Cases from the review of stop 35's handler entries, each as unrecorded in every mode:
+# "efault": an rt_sigaction whose old action cannot be written sets the new one all the same
+# (EFAULT), and the handler runs (the library's table of handlers had been put back: the
+# signal was dropped); "ownstack": a thread on a stack of the program's own (not armed: its
+# rt_sigaction is not caught) reads back the program's handler, not the library's stub;
+# "hfork": a handler that interrupts a read forks, and the child goes on (it died of SIGSEGV
+# in the read's wrapper: the call began in the parent); "altstack": a handler on a 6 KiB
+# alternate stack that interrupts a read and uses stdio (its calls caught there overflowed
+# it); "reaper": a SIGCHLD handler reaping 20 children, opening a file for each, while the
+# parent forks them: all 20 opens in the trace and nothing counted lost (8 to 13 were lost,
+# the handler having come inside fork's call).
+cat > rev35.c << 'C'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile int ran, n, reaped;
+static volatile pid_t child = -1;
+static int wpipe[2];
+static void h(int s) { ran = s; }
+static void* th(void* a) {
+  struct sigaction q;
+  sigaction(SIGINT, NULL, &q);
+  *(int*)a = q.sa_handler == h;
+  return 0;
+}
+static void forker(int s) { (void)s; child = fork(); }
+static void stdio_h(int s) {
+  (void)s;
+  FILE* f = fopen("rev35.alt", "w");
+  if (f) {
+    fputs("x\n", f);
+    fclose(f);
+  }
+  n++;
+}
+static void reaper(int s) {
+  (void)s;
+  int saved = errno, st;
+  while (waitpid(-1, &st, WNOHANG) > 0) {
+    reaped++;
+    close(open("rev35.reaped", O_RDONLY));
+    if (reaped == 20) (void)write(wpipe[1], "x", 1);
+  }
+  errno = saved;
+}
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const char* what = argv[1];
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  char c;
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  if (strcmp(what, "efault") == 0) {
+    struct {
+      void* h;
+      unsigned long f;
+      void* r;
+      unsigned long m;
+    } k;
+    sa.sa_handler = h;
+    sigaction(SIGURG, &sa, NULL);
+    syscall(SYS_rt_sigaction, SIGURG, NULL, &k, 8);
+    errno = 0;
+    long r = syscall(SYS_rt_sigaction, SIGPROF, &k, (void*)8, 8);
+    printf("%ld %d\n", r, errno);
+    sigaction(SIGPROF, NULL, &sa);
+    printf("handler h: %d\n", sa.sa_handler == h);
+    raise(SIGPROF);
+    printf("ran: %d\n", ran == SIGPROF);
+  } else if (strcmp(what, "ownstack") == 0) {
+    signal(SIGINT, h);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    size_t sz = 256 * 1024;
+    pthread_attr_setstack(&at, aligned_alloc(4096, sz), sz);
+    int ok = -1;
+    pthread_t t;
+    pthread_create(&t, &at, th, &ok);
+    pthread_join(t, 0);
+    printf("thread sees h: %d\n", ok);
+  } else if (strcmp(what, "hfork") == 0) {
+    sa.sa_handler = forker;
+    sigaction(SIGALRM, &sa, 0);
+    struct itimerval it = {{0, 0}, {0, 20000}};
+    setitimer(ITIMER_REAL, &it, 0);
+    ssize_t r = read(p[0], &c, 1);
+    if (child == 0) _exit(r == -1 && errno == EINTR ? 5 : 6);
+    int st;
+    waitpid(child, &st, 0);
+    printf("read %zd, child status %#x\n", r, st);
+  } else if (strcmp(what, "altstack") == 0) {
+    size_t size = 6144;
+    char* mem = mmap(0, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(mem, 4096, PROT_NONE);
+    stack_t ss = {.ss_sp = mem + 4096, .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&ss, 0)) return 2;
+    sa.sa_handler = stdio_h;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGALRM, &sa, 0);
+    struct itimerval it = {{0, 10000}, {0, 10000}};
+    setitimer(ITIMER_REAL, &it, 0);
+    while (n < 5) (void)read(p[0], &c, 1);
+    printf("handled %d\n", n);
+  } else if (strcmp(what, "reaper") == 0) {
+    if (pipe(wpipe) != 0) return 2;
+    sa.sa_handler = reaper;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, 0);
+    for (int i = 0; i < 20; i++)
+      if (fork() == 0) {
+        usleep(1000 * (i % 5));
+        _exit(0);
+      }
+    ssize_t r;
+    while ((r = read(wpipe[0], &c, 1)) < 0 && errno == EINTR) {
+    }
+    printf("reaped %d\n", reaped);
+  }
+  return 0;
+}
+C
+if cc -O1 -pthread rev35.c -o rev35 2> /dev/null; then
+  : > rev35.reaped
+  for c in efault ownstack hfork altstack reaper; do
+    ./rev35 "$c" > rev35.plain 2>&1
+    pst=$?
+    for how in default IORR_PATCH=0 IORR_PATCH=1 IORR_DISPATCH=0; do
+      env "${how/default/IORR_X=}" timeout -k 5 60 "$iorr" record -o rev35.iorr -- ./rev35 "$c" \
+        > rev35.out 2> rev35.rec
+      st=$?
+      what="a review's case of handler entries: $c ($how)"
+      if [[ $st -ne $pst ]] || ! cmp -s rev35.plain rev35.out; then
+        fail "$what: status $st ($pst unrecorded), output '$(head -c 120 rev35.out | tr '\n' '|')' ('$(head -c 120 rev35.plain | tr '\n' '|')')"
+      elif [[ $c == reaper && $how != IORR_DISPATCH=0 ]] &&
+        { [[ $("$iorr" dump rev35.iorr 2> /dev/null | grep -c 'openat(AT_FDCWD, "rev35.reaped"') -ne 20 ]] ||
+          grep -q 'events lost' rev35.rec; }; then
+        fail "$what: $("$iorr" dump rev35.iorr 2> /dev/null | grep -c 'rev35.reaped') of 20 opens in the trace; $(tail -n 1 rev35.rec)"
+      else
+        ok "$what: as unrecorded ($(head -n 1 rev35.out))"
+      fi
+    done
+  done
+else
+  fail "a review's case of handler entries: the test program does not build"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -508,7 +508,28 @@ bool ChunkCursor::Next(Event* e) {
   return true;
 }
 
+bool ChunkCursor::PeekTimes(int64_t* start_ns, int64_t* end_ns) const {
+  if (chunk_ == nullptr || !status_.ok() || index_ >= chunk_->meta.events) return false;
+  uint64_t ds, dd;
+  if (GetVarint(sec_[kSecStarts].p, sec_[kSecStarts].end, &ds) == nullptr ||
+      GetVarint(sec_[kSecDurations].p, sec_[kSecDurations].end, &dd) == nullptr)
+    return false;
+  // As Next computes them (wrapping arithmetic).
+  uint64_t start_u = static_cast<uint64_t>(prev_start_u_) + static_cast<uint64_t>(UnZigZag(ds));
+  uint64_t end_u = start_u + static_cast<uint64_t>(UnZigZag(dd));
+  *start_ns = static_cast<int64_t>(start_u * static_cast<uint64_t>(unit_));
+  *end_ns = static_cast<int64_t>(end_u * static_cast<uint64_t>(unit_));
+  return true;
+}
+
 // ---- MergedReader ----
+
+namespace {
+// units x unit, saturated at the int64 range.
+int64_t UnitsToNs(int64_t u, int64_t unit) {
+  return u > INT64_MAX / unit ? INT64_MAX : u < INT64_MIN / unit ? INT64_MIN : u * unit;
+}
+}  // namespace
 
 bool MergedReader::Later::operator()(const Live* a, const Live* b) const {
   const Event& x = a->next;
@@ -530,8 +551,8 @@ bool MergedReader::LoadChunk() {
     }
     if (live->chunk->meta.kind == ChunkKind::kEvents) break;
   }
-  const int64_t unit = reader_->time_unit_ns(), w = live->chunk->meta.watermark;
-  watermark_ns_ = w > INT64_MAX / unit ? INT64_MAX : w < INT64_MIN / unit ? INT64_MIN : w * unit;
+  const int64_t unit = reader_->time_unit_ns();
+  watermark_ns_ = UnitsToNs(live->chunk->meta.watermark, unit);
   if (Status s = live->cursor.Init(live->chunk.get(), reader_->time_unit_ns()); !s.ok()) {
     status_ = s;
     return false;
@@ -539,6 +560,19 @@ bool MergedReader::LoadChunk() {
   Live* l = live.get();
   live_.push_back(std::move(live));
   max_live_ = std::max(max_live_, live_.size());
+  if (effect_) {
+    const ChunkMeta& meta = l->chunk->meta;
+    const uint64_t key = (static_cast<uint64_t>(meta.pid) << 32) | meta.tid;
+    Stream& s = streams_[key];
+    s.key = key;
+    // A thread's chunks follow one another in time unless it has nested events that went out
+    // in a chunk of their own (the recorder writes a step back so): then every chunk of it is
+    // looked at for its next event, not only the first.
+    if (UnitsToNs(meta.first_start, unit) < s.max_last_start) s.unordered = true;
+    s.max_last_start = std::max(s.max_last_start, UnitsToNs(meta.last_start, unit));
+    s.lives.push_back(l);
+    l->stream = &s;
+  }
   Advance(l);
   return status_.ok();
 }
@@ -554,11 +588,14 @@ bool MergedReader::Queue(Live* l) {
     return true;
   }
   if (!l->cursor.status().ok()) status_ = l->cursor.status();
+  Stream* s = l->stream;
+  if (s) s->lives.erase(std::find(s->lives.begin(), s->lives.end(), l));
   auto it = std::find_if(live_.begin(), live_.end(), [l](const auto& p) { return p.get() == l; });
   if (it != live_.end()) {
     std::swap(*it, live_.back());
     live_.pop_back();
   }
+  if (s) Forget(s);
   return false;
 }
 
@@ -570,6 +607,7 @@ void MergedReader::Emit(Live* l, Event* e) {
 }
 
 bool MergedReader::Next(Event* e) {
+  if (effect_) return NextEffect(e);
   if (pending_) {
     Live* l = pending_;
     pending_ = nullptr;
@@ -593,6 +631,179 @@ bool MergedReader::Next(Event* e) {
     if (file_done_) return false;
     LoadChunk();
   }
+  return false;
+}
+
+// ---- MergedReader: effect order ----
+//
+// An event goes out in start order unless its thread's next event (in start order) is nested
+// in it: then it is held back, on a stack per thread, and goes out as soon as its thread's next
+// event is no longer nested in it, right after the last one that was. Whether the next event
+// is nested needs that event known: the rest of the event's own chunk (its times are peeked),
+// or the first event of the thread's other chunks with events left, or, when none starts
+// below the watermark, the certainty that every event still unread starts at or after it
+// (FORMAT.md section 7): an event that ends past the watermark waits for more chunks.
+
+void MergedReader::Forget(Stream* s) {
+  if (!s->lives.empty() || !s->held.empty()) return;
+  if (check_ == s) check_ = nullptr;
+  streams_.erase(s->key);
+}
+
+bool MergedReader::StreamNext(const Stream* s, const Live* except, int64_t* start,
+                              int64_t* end) const {
+  bool found = false;
+  for (const Live* l : s->lives) {
+    if (l == except || !l->has_next) continue;
+    if (!found || l->next.start_ns < *start) {
+      *start = l->next.start_ns;
+      *end = l->next.end_ns;
+      found = true;
+    }
+    // In time order, the first chunk's next event is the earliest.
+    if (!s->unordered) break;
+  }
+  return found;
+}
+
+int MergedReader::NestedNext(const Event& outer, bool known, int64_t start, int64_t end) const {
+  const int64_t horizon = file_done_ ? INT64_MAX : watermark_ns_;
+  // Unread events start at or after the watermark: one known below it is the thread's next.
+  if (known && start < horizon)
+    return start >= outer.start_ns && start < outer.end_ns && end <= outer.end_ns ? 1 : 0;
+  return horizon >= outer.end_ns ? 0 : -1;
+}
+
+int MergedReader::NestsInNext(Live* l) {
+  const Event& o = l->next;
+  if (o.end_ns <= o.start_ns) return 0;  // nothing starts inside an instant
+  int64_t start = 0, end = 0;
+  bool known = l->cursor.PeekTimes(&start, &end);
+  if (!known || l->stream->unordered) {
+    int64_t s2, e2;
+    if (StreamNext(l->stream, l, &s2, &e2) && (!known || s2 < start)) {
+      start = s2;
+      end = e2;
+      known = true;
+    }
+  }
+  return NestedNext(o, known, start, end);
+}
+
+int MergedReader::HeldReady(Stream* s) {
+  int64_t start = 0, end = 0;
+  bool known = StreamNext(s, nullptr, &start, &end);
+  int nested = NestedNext(s->held.back().e, known, start, end);
+  return nested < 0 ? -1 : nested == 0 ? 1 : 0;
+}
+
+void MergedReader::Hold(Live* l) {
+  Stream* s = l->stream;
+  Held& h = s->held.emplace_back();
+  h.e = l->next;
+  const CallSpec& spec = h.e.spec();
+  for (int i = 0; i < spec.nargs; ++i) {
+    Arg& a = h.e.args[i];
+    if (!IsString(spec.args[i].kind) || a.null) continue;
+    h.s[i].assign(a.s.data(), a.s.size());
+    a.s = {};
+    a.string_id = 0;  // no longer in a chunk's table
+  }
+  Advance(l);  // (s holds an event: it stays while l goes)
+}
+
+void MergedReader::EmitEffect(Live* l, Event* e) {
+  Emit(l, e);
+  last_held_ = false;
+  resumed_ns_ = e->start_ns;
+  Stream* s = l->stream;
+  if (!s->held.empty()) {
+    Held& outer = s->held.back();
+    outer.inner_end = std::max(outer.inner_end, e->end_ns);
+    check_ = s;
+  }
+}
+
+void MergedReader::EmitHeld(Stream* s, Event* e) {
+  out_ = std::move(s->held.back());
+  s->held.pop_back();
+  *e = out_.e;
+  const CallSpec& spec = e->spec();
+  for (int i = 0; i < spec.nargs; ++i)
+    if (IsString(spec.args[i].kind) && !e->args[i].null) e->args[i].s = out_.s[i];
+  last_held_ = true;
+  resumed_ns_ = out_.inner_end == INT64_MIN ? e->start_ns : out_.inner_end;
+  ++held_count_;
+  if (!s->held.empty()) {
+    Held& outer = s->held.back();
+    outer.inner_end = std::max(outer.inner_end, e->end_ns);
+    check_ = s;
+  } else {
+    check_ = nullptr;
+    Forget(s);
+  }
+}
+
+bool MergedReader::NextEffect(Event* e) {
+  Live* cand = nullptr;  // due, earliest, and not in the heap (the chunk emitted from last)
+  if (pending_) {
+    Live* l = pending_;
+    pending_ = nullptr;
+    l->has_next = l->cursor.Next(&l->next);
+    if (l->has_next && status_.ok() && Due(l) && (heap_.empty() || !Later()(l, heap_.top())))
+      cand = l;
+    else
+      Queue(l);
+  }
+  while (status_.ok()) {
+    // The thread whose event went out last: its innermost held event may be due now.
+    if (check_) {
+      int ready = HeldReady(check_);
+      if (ready != 0) {
+        if (cand) heap_.push(cand);
+        cand = nullptr;
+        if (ready > 0) {
+          EmitHeld(check_, e);
+          return true;
+        }
+        LoadChunk();
+        continue;
+      }
+      check_ = nullptr;
+    }
+    Live* l = cand;
+    cand = nullptr;
+    if (l == nullptr) {
+      if (!heap_.empty() && Due(heap_.top())) {
+        l = heap_.top();
+        heap_.pop();
+      } else if (file_done_) {
+        break;
+      } else {
+        LoadChunk();
+        continue;
+      }
+    }
+    int nests = NestsInNext(l);
+    if (nests == 0) {
+      EmitEffect(l, e);
+      return true;
+    }
+    if (nests > 0) {
+      Hold(l);
+      continue;
+    }
+    heap_.push(l);
+    LoadChunk();
+  }
+  // At the end, anything still held (none unless a promise was broken) goes out, innermost
+  // first.
+  if (status_.ok())
+    for (auto& [key, s] : streams_)
+      if (!s.held.empty()) {
+        EmitHeld(&s, e);
+        return true;
+      }
   return false;
 }
 

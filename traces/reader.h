@@ -1,14 +1,15 @@
 // Reading traces: TraceReader walks the records of a file in order and hands out chunks;
 // ChunkCursor decodes one chunk's events; MergedReader yields the events of all streams in
-// start-time order with memory bounded by the chunks whose events are not yet due (chunk
-// watermarks, FORMAT.md). Input is untrusted: every failure is a Status with the byte offset,
-// never a crash. Instances are not thread-safe.
+// start-time order (or in effect order: MergeOrder) with memory bounded by the chunks whose
+// events are not yet due (chunk watermarks, FORMAT.md). Input is untrusted: every failure is a
+// Status with the byte offset, never a crash. Instances are not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "traces/event.h"
@@ -96,6 +97,10 @@ class ChunkCursor {
   // Decodes the next event into *e (string views valid until the next call). False at the end
   // or on an error (status()).
   bool Next(Event* e);
+  // The start and end (ns) of the event Next would decode, without decoding it (its times
+  // only: two values of their sections). False at the end, or when they cannot be read (Next
+  // will say why).
+  bool PeekTimes(int64_t* start_ns, int64_t* end_ns) const;
   const Status& status() const { return status_; }
   const Chunk& chunk() const { return *chunk_; }
   uint64_t index() const { return index_; }
@@ -117,32 +122,93 @@ class ChunkCursor {
   Status status_;
 };
 
-// All events of a trace in start-time order (ties: pid, tid, then file order).
+// The order MergedReader yields events in.
+enum class MergeOrder {
+  // By start: (start, pid, tid, file order). What the trace says happened when.
+  kStart,
+  // By effect, for readers that follow fds by number, file positions or fd tables: start
+  // order, except that an event whose interval contains the events that follow it in its
+  // thread (a call a signal handler interrupted: the handler's calls are recorded nested in
+  // it, start >= its start and end <= its end) comes right after the last of them, as strace
+  // prints "<unfinished ...>", the handler's calls, then "<... resumed>". Nested events may
+  // hold nested events of their own. The interrupted call took effect when it resumed (an open
+  // of a FIFO, an accept, an open restarted by SA_RESTART hand out their fd at their end), so a
+  // handler that opened and closed the fd number the call then got is seen doing so first.
+  // Events that only overlap (a later end) stay in start order. A trace without nesting comes
+  // out exactly as in start order; the check costs a look at the times of each event's
+  // successor in its chunk, and a chunk loaded early now and then (while an event outlasts
+  // the watermark, its thread's next event is not known yet).
+  kEffect,
+};
+
+// All events of a trace in start-time order (ties: pid, tid, then file order), or in effect
+// order (MergeOrder).
 class MergedReader {
  public:
-  explicit MergedReader(TraceReader* reader) : reader_(reader) {}
+  explicit MergedReader(TraceReader* reader, MergeOrder order = MergeOrder::kStart)
+      : reader_(reader), effect_(order == MergeOrder::kEffect) {}
   // Next event; string views valid until the next call. False at the end or on an error.
   bool Next(Event* e);
   const Status& status() const { return status_; }
   uint64_t order_violations() const { return order_violations_; }  // broken watermark promises
   size_t max_live_chunks() const { return max_live_; }
+  // Effect order: whether the event Next gave last was held back for events nested in it, and
+  // when it resumed: the latest end of the events of its thread given out since its start
+  // (the last nested call's end). For any other event, its start. A replay issues the event
+  // then; a model counts its own time from then to its end.
+  bool held_back() const { return last_held_; }
+  int64_t resumed_ns() const { return resumed_ns_; }
+  uint64_t held_back_events() const { return held_count_; }  // so far
 
  private:
+  struct Stream;
   struct Live {
     std::unique_ptr<Chunk> chunk;
     ChunkCursor cursor;
     Event next;
-    bool has_next = false;  // next holds its next event
+    bool has_next = false;     // next holds its next event
+    Stream* stream = nullptr;  // effect order: its thread
   };
   struct Later {
     bool operator()(const Live* a, const Live* b) const;
+  };
+  // Effect order: an event held back for the events nested in it, with its own strings (its
+  // chunk's decoder moves on, and may be freed, meanwhile).
+  struct Held {
+    Event e;
+    std::string s[kMaxArgs];
+    int64_t inner_end = INT64_MIN;  // the latest end of its thread's events given out since
+  };
+  // Effect order: one thread (pid, tid).
+  struct Stream {
+    uint64_t key = 0;
+    std::vector<Live*> lives;  // its chunks with events left, in load order
+    int64_t max_last_start = INT64_MIN;  // ns, over the chunks of it loaded while it was known
+    bool unordered = false;  // a chunk began before an earlier one's last start: scan them all
+    std::vector<Held> held;  // held back, the innermost last
   };
   bool LoadChunk();              // false at the end of the file
   bool Advance(Live* l);         // decodes l's next event and queues it, or frees l
   bool Queue(Live* l);           // queues l's decoded next event, or frees l if it has none
   void Emit(Live* l, Event* e);  // hands out l's next event (l is advanced on the next call)
+  bool Due(const Live* l) const { return file_done_ || l->next.start_ns < watermark_ns_; }
+  // Effect order.
+  bool NextEffect(Event* e);
+  // The earliest start of the events not given out yet that are known in s (other than `except`
+  // and l's decoded next, which the caller counts), with its end; false if none is loaded.
+  bool StreamNext(const Stream* s, const Live* except, int64_t* start, int64_t* end) const;
+  // Whether the thread's next event after `outer`, starting at `start` (if `known`), is nested
+  // in it: 1 yes, 0 no, -1 not known until more chunks are loaded.
+  int NestedNext(const Event& outer, bool known, int64_t start, int64_t end) const;
+  int NestsInNext(Live* l);   // l's next event: held back (1), out (0), unknown (-1)
+  int HeldReady(Stream* s);   // s's innermost held event: out now (1), not yet (0), unknown (-1)
+  void Hold(Live* l);         // holds l's next event back and advances l
+  void EmitEffect(Live* l, Event* e);
+  void EmitHeld(Stream* s, Event* e);
+  void Forget(Stream* s);     // erases s if nothing of it is left
 
   TraceReader* reader_;
+  bool effect_ = false;
   std::priority_queue<Live*, std::vector<Live*>, Later> heap_;
   std::vector<std::unique_ptr<Live>> live_;
   Live* pending_ = nullptr;  // emitted last; advanced on the next call
@@ -152,6 +218,13 @@ class MergedReader {
   uint64_t order_violations_ = 0;
   size_t max_live_ = 0;
   Status status_;
+  // Effect order.
+  std::unordered_map<uint64_t, Stream> streams_;
+  Stream* check_ = nullptr;  // its thread's event went out last, and it holds one back
+  Held out_;                 // the held event given out last (its strings live until the next call)
+  bool last_held_ = false;
+  int64_t resumed_ns_ = 0;
+  uint64_t held_count_ = 0;
 };
 
 }  // namespace iorr::trace

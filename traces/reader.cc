@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -343,6 +344,7 @@ Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
   arena_.clear();
   prev_new_ = UINT32_MAX;
   last_ref_ = UINT32_MAX;
+  peeked_start_ = false;
   status_ = Status();
   if (chunk->version < kMinFormatVersion || chunk->version > kFormatVersion) {
     Fail("format version " + std::to_string(chunk->version) + " cannot be read");
@@ -397,8 +399,13 @@ bool ChunkCursor::Next(Event* e) {
     return true;
   };
   uint64_t tag, ds, dd, r;
-  if (!get(kSecCalls, &tag) || !get(kSecStarts, &ds) || !get(kSecDurations, &dd) ||
-      !get(kSecRets, &r))
+  if (peeked_start_) {  // PeekStart read it
+    ds = peeked_ds_;
+    peeked_start_ = false;
+  } else if (!get(kSecStarts, &ds)) {
+    return Fail("section ends early");
+  }
+  if (!get(kSecCalls, &tag) || !get(kSecDurations, &dd) || !get(kSecRets, &r))
     return Fail("section ends early");
   const CallSpec* spec = tag <= kMaxTag ? SpecOf(static_cast<uint16_t>(tag)) : nullptr;
   if (spec == nullptr) return Fail("unknown call tag " + std::to_string(tag));
@@ -508,17 +515,14 @@ bool ChunkCursor::Next(Event* e) {
   return true;
 }
 
-bool ChunkCursor::PeekTimes(int64_t* start_ns, int64_t* end_ns) const {
-  if (chunk_ == nullptr || !status_.ok() || index_ >= chunk_->meta.events) return false;
-  uint64_t ds, dd;
-  if (GetVarint(sec_[kSecStarts].p, sec_[kSecStarts].end, &ds) == nullptr ||
+bool ChunkCursor::PeekTimes(int64_t* start_ns, int64_t* end_ns) {
+  uint64_t dd;
+  if (!PeekStart(start_ns) ||
       GetVarint(sec_[kSecDurations].p, sec_[kSecDurations].end, &dd) == nullptr)
     return false;
-  // As Next computes them (wrapping arithmetic).
-  uint64_t start_u = static_cast<uint64_t>(prev_start_u_) + static_cast<uint64_t>(UnZigZag(ds));
-  uint64_t end_u = start_u + static_cast<uint64_t>(UnZigZag(dd));
-  *start_ns = static_cast<int64_t>(start_u * static_cast<uint64_t>(unit_));
-  *end_ns = static_cast<int64_t>(end_u * static_cast<uint64_t>(unit_));
+  // As Next computes it: the duration in units after the start in units (wrapping).
+  *end_ns = static_cast<int64_t>(static_cast<uint64_t>(*start_ns) +
+                                 static_cast<uint64_t>(UnZigZag(dd)) * static_cast<uint64_t>(unit_));
   return true;
 }
 
@@ -568,10 +572,14 @@ bool MergedReader::LoadChunk() {
     // A thread's chunks follow one another in time unless it has nested events that went out
     // in a chunk of their own (the recorder writes a step back so): then every chunk of it is
     // looked at for its next event, not only the first.
-    if (UnitsToNs(meta.first_start, unit) < s.max_last_start) s.unordered = true;
+    if (!s.unordered && UnitsToNs(meta.first_start, unit) < s.max_last_start) {
+      s.unordered = true;
+      for (Live* other : s.lives) other->unordered = true;
+    }
     s.max_last_start = std::max(s.max_last_start, UnitsToNs(meta.last_start, unit));
     s.lives.push_back(l);
     l->stream = &s;
+    l->unordered = s.unordered;
   }
   Advance(l);
   return status_.ok();
@@ -606,8 +614,7 @@ void MergedReader::Emit(Live* l, Event* e) {
   pending_ = l;
 }
 
-bool MergedReader::Next(Event* e) {
-  if (effect_) return NextEffect(e);
+bool MergedReader::NextStart(Event* e) {
   if (pending_) {
     Live* l = pending_;
     pending_ = nullptr;
@@ -636,13 +643,36 @@ bool MergedReader::Next(Event* e) {
 
 // ---- MergedReader: effect order ----
 //
-// An event goes out in start order unless its thread's next event (in start order) is nested
-// in it: then it is held back, on a stack per thread, and goes out as soon as its thread's next
-// event is no longer nested in it, right after the last one that was. Whether the next event
-// is nested needs that event known: the rest of the event's own chunk (its times are peeked),
-// or the first event of the thread's other chunks with events left, or, when none starts
-// below the watermark, the certainty that every event still unread starts at or after it
-// (FORMAT.md section 7): an event that ends past the watermark waits for more chunks.
+// An event goes out in start order unless it is a call that can wait (TakesEffectAfterNested)
+// and its thread's next event (in start order) is nested in it: then it is held back, on a
+// stack per thread, and goes out as soon as its thread's next event is no longer nested in it,
+// right after the last one that was. Whether the next event is nested needs that event known:
+// the rest of the event's own chunk (its start is peeked), or the first event of the thread's
+// other chunks with events left, or, when none starts below the watermark, the certainty that
+// every event still unread starts at or after it (FORMAT.md section 7): a call that ends past
+// the watermark waits for more chunks.
+
+namespace {
+constexpr std::array<bool, kMaxTag + 1> BuildWaits() {
+  std::array<bool, kMaxTag + 1> w{};
+  for (const CallSpec& c : kCalls)
+    w[c.tag] = c.effect == Effect::kOpen || c.effect == Effect::kRead ||
+               c.effect == Effect::kWrite || c.effect == Effect::kCopy ||
+               c.tag == static_cast<uint16_t>(CallId::accept) ||
+               c.tag == static_cast<uint16_t>(CallId::accept4) ||
+               c.tag == static_cast<uint16_t>(CallId::flock) ||
+               c.tag == static_cast<uint16_t>(CallId::fcntl);
+  return w;
+}
+constexpr std::array<bool, kMaxTag + 1> kWaits = BuildWaits();
+}  // namespace
+
+bool TakesEffectAfterNested(const Event& e) {
+  const auto tag = static_cast<uint16_t>(e.call);
+  if (tag > kMaxTag || !kWaits[tag]) return false;
+  // fcntl waits only to take a lock: F_SETLKW (7), F_OFD_SETLKW (38).
+  return e.call != CallId::fcntl || e.args[1].i == 7 || e.args[1].i == 38;
+}
 
 void MergedReader::Forget(Stream* s) {
   if (!s->lives.empty() || !s->held.empty()) return;
@@ -676,10 +706,11 @@ int MergedReader::NestedNext(const Event& outer, bool known, int64_t start, int6
 
 int MergedReader::NestsInNext(Live* l) {
   const Event& o = l->next;
-  if (o.end_ns <= o.start_ns) return 0;  // nothing starts inside an instant
+  // Nothing starts inside an instant, and a call that cannot wait took effect first.
+  if (o.end_ns <= o.start_ns || !TakesEffectAfterNested(o)) return 0;
   int64_t start = 0, end = 0;
   bool known = l->cursor.PeekTimes(&start, &end);
-  if (!known || l->stream->unordered) {
+  if (!known || l->unordered) {
     int64_t s2, e2;
     if (StreamNext(l->stream, l, &s2, &e2) && (!known || s2 < start)) {
       start = s2;
@@ -697,11 +728,17 @@ int MergedReader::HeldReady(Stream* s) {
   return nested < 0 ? -1 : nested == 0 ? 1 : 0;
 }
 
-void MergedReader::Hold(Live* l) {
+bool MergedReader::Hold(Live* l) {
+  const CallSpec& spec = l->next.spec();
+  uint64_t bytes = 0;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (IsString(spec.args[i].kind) && !l->next.args[i].null) bytes += l->next.args[i].s.size();
+  if (held_now_ >= kMaxHeld || held_bytes_ + bytes > kMaxHeldBytes) return false;
   Stream* s = l->stream;
   Held& h = s->held.emplace_back();
+  ++held_now_;
+  held_bytes_ += bytes;
   h.e = l->next;
-  const CallSpec& spec = h.e.spec();
   for (int i = 0; i < spec.nargs; ++i) {
     Arg& a = h.e.args[i];
     if (!IsString(spec.args[i].kind) || a.null) continue;
@@ -710,23 +747,21 @@ void MergedReader::Hold(Live* l) {
     a.string_id = 0;  // no longer in a chunk's table
   }
   Advance(l);  // (s holds an event: it stays while l goes)
+  return true;
 }
 
-void MergedReader::EmitEffect(Live* l, Event* e) {
-  Emit(l, e);
-  last_held_ = false;
-  resumed_ns_ = e->start_ns;
-  Stream* s = l->stream;
-  if (!s->held.empty()) {
-    Held& outer = s->held.back();
-    outer.inner_end = std::max(outer.inner_end, e->end_ns);
-    check_ = s;
-  }
+void MergedReader::Inside(Stream* s, int64_t end) {
+  if (s->held.empty()) return;
+  Held& outer = s->held.back();
+  outer.inner_end = std::max(outer.inner_end, end);
+  check_ = s;
 }
 
 void MergedReader::EmitHeld(Stream* s, Event* e) {
   out_ = std::move(s->held.back());
   s->held.pop_back();
+  --held_now_;
+  for (const std::string& str : out_.s) held_bytes_ -= str.size();
   *e = out_.e;
   const CallSpec& spec = e->spec();
   for (int i = 0; i < spec.nargs; ++i)
@@ -735,9 +770,7 @@ void MergedReader::EmitHeld(Stream* s, Event* e) {
   resumed_ns_ = out_.inner_end == INT64_MIN ? e->start_ns : out_.inner_end;
   ++held_count_;
   if (!s->held.empty()) {
-    Held& outer = s->held.back();
-    outer.inner_end = std::max(outer.inner_end, e->end_ns);
-    check_ = s;
+    Inside(s, e->end_ns);
   } else {
     check_ = nullptr;
     Forget(s);
@@ -784,14 +817,11 @@ bool MergedReader::NextEffect(Event* e) {
         continue;
       }
     }
-    int nests = NestsInNext(l);
-    if (nests == 0) {
+    int nests = Plain(l) ? 0 : NestsInNext(l);
+    if (nests > 0 && Hold(l)) continue;
+    if (nests >= 0) {
       EmitEffect(l, e);
       return true;
-    }
-    if (nests > 0) {
-      Hold(l);
-      continue;
     }
     heap_.push(l);
     LoadChunk();

@@ -2,7 +2,7 @@
 // right after the handler's calls that were recorded nested in it, at any depth, across chunks
 // (in the chunk after the call's, or in earlier chunks, as the recorder writes them when it
 // drains a handler's calls before the interrupted call ends), without changing the order of a
-// trace with no nesting.
+// trace with no nesting; a call that cannot wait (a close) keeps its place before them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -216,6 +216,39 @@ TEST(EffectOrder, NestedInNested) {
     }
 }
 
+TEST(EffectOrder, CallsThatCannotWaitTookEffectFirst) {
+  // A close (fd 1001) with a handler's open of the fd it released inside it: the handler ran
+  // when the close returned (a recorded case), so the close keeps its place. An fcntl that
+  // waits for a lock (F_SETLKW) is held back; one that only reads the flags (F_GETFL) is not.
+  Ev lock = Close(3, 1, 40, 60);
+  lock.call = CallId::fcntl;
+  Ev getfl = lock;
+  getfl.id = 5;
+  getfl.fd = 1005;
+  getfl.start = 80;
+  getfl.end = 100;
+  std::vector<Ev> events = {Close(1, 1, 10, 30), Open(2, 1, 20, 25), lock,  Open(4, 1, 50, 55),
+                            getfl, Open(6, 1, 90, 95)};
+  std::string path = TempPath("cannot-wait");
+  {
+    Header h;
+    WriterOptions opt;
+    opt.time_unit_ns = 1;
+    auto w = TraceWriter::Create(path, h, opt);
+    ASSERT_TRUE(w.ok());
+    for (const Ev& v : events) {
+      Event e = View(v);
+      if (v.call == CallId::fcntl) e.args[1].i = v.id == 3 ? 7 /*F_SETLKW*/ : 3 /*F_GETFL*/;
+      ASSERT_TRUE((*w)->Add(e).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  uint64_t held = 0;
+  EXPECT_EQ(Ids(Read(path, MergeOrder::kEffect, &held)), std::vector<int>({1, 2, 4, 3, 5, 6}));
+  EXPECT_EQ(held, 1u);
+  std::remove(path.c_str());
+}
+
 TEST(EffectOrder, OverlapsThatAreNotNestingKeepStartOrder) {
   // 2 ends after 1 (not inside it); 4 starts where 3 ends (a dirents at its getdents' end); a
   // zero-length 5 contains nothing; 7 is another thread's.
@@ -238,7 +271,9 @@ void Calls(std::mt19937_64& rng, uint32_t tid, int64_t from, int64_t to, int dep
     int64_t start = t + 1 + static_cast<int64_t>(rng() % 50);
     int64_t len = 1 + static_cast<int64_t>(rng() % (depth < 3 && rng() % 4 == 0 ? 400 : 20));
     if (start + len > to) break;
-    out->push_back(Open((*id)++, tid, start, start + len));
+    // A third of them closes, which cannot wait: what is inside them keeps start order.
+    out->push_back(rng() % 3 == 0 ? Close((*id)++, tid, start, start + len)
+                                  : Open((*id)++, tid, start, start + len));
     if (len > 20) Calls(rng, tid, start, start + len, depth + 1, id, out);
     t = start + len;
   }
@@ -257,7 +292,8 @@ std::vector<int> Expected(const std::vector<Ev>& events) {
     const auto& v = by_thread[sorted[i].tid];
     if (pos[i] + 1 >= v.size()) return false;
     const Ev& n = sorted[v[pos[i] + 1]];
-    return n.start >= outer.start && n.start < outer.end && n.end <= outer.end;
+    return outer.call == CallId::openat && n.start >= outer.start && n.start < outer.end &&
+           n.end <= outer.end;
   };
   std::vector<int> out;
   std::map<uint32_t, std::vector<size_t>> held;
@@ -286,7 +322,8 @@ TEST(EffectOrder, RandomNestingAgainstAFullView) {
     bool nested = false;
     for (const Ev& a : events)
       for (const Ev& b : events)
-        nested = nested || (a.tid == b.tid && a.id != b.id && b.start >= a.start && b.end <= a.end);
+        nested = nested || (a.call == CallId::openat && a.tid == b.tid && a.id != b.id &&
+                            b.start >= a.start && b.end <= a.end);
     ASSERT_TRUE(nested);
     for (int layout = 0; layout < 2; ++layout)
       for (uint32_t max_events : {1u, 3u, 17u, 65536u}) {
@@ -299,6 +336,27 @@ TEST(EffectOrder, RandomNestingAgainstAFullView) {
         std::remove(path.c_str());
       }
   }
+}
+
+// Each call inside the one before, 10,000 deep (a hostile trace): the reader holds at most
+// kMaxHeld (4,096) of them back and gives every event out once.
+TEST(EffectOrder, DeepNestingIsBounded) {
+  constexpr int kDepth = 10000;
+  std::vector<Ev> events;
+  for (int i = 0; i < kDepth; ++i) events.push_back(Open(i + 1, 1, 10 + i, 3 * kDepth - i));
+  std::string path = Write("deep-bounded", events);
+  uint64_t held = 0;
+  std::vector<int> ids = Ids(Read(path, MergeOrder::kEffect, &held));
+  EXPECT_EQ(held, 4096u);
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kDepth));
+  // The first 4,096 held back, the rest in start order, then the held ones innermost first.
+  EXPECT_EQ(ids.front(), 4097);
+  EXPECT_EQ(ids[kDepth - 4097], kDepth);
+  EXPECT_EQ(ids[kDepth - 4096], 4096);
+  EXPECT_EQ(ids.back(), 1);
+  std::sort(ids.begin(), ids.end());
+  for (int i = 0; i < kDepth; ++i) ASSERT_EQ(ids[i], i + 1);
+  std::remove(path.c_str());
 }
 
 TEST(EffectOrder, NoNestingIsStartOrder) {

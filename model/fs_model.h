@@ -71,8 +71,8 @@ struct FsModelResult {
 // The models RunFsModel knows, by name.
 const std::vector<std::string_view>& FsModelNames();
 
-// Runs the trace (merged order) against `device` with the named model; an unknown name is an
-// error naming the known ones.
+// Runs the trace (merged, in effect order: trace::MergeOrder) against `device` with the named
+// model; an unknown name is an error naming the known ones.
 Result<FsModelResult> RunFsModel(std::string_view fs, const std::string& trace_path,
                                  DeviceModel& device, const FsModelOptions& options);
 

@@ -1043,6 +1043,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
 struct Item {
   Event e;
   std::string s[trace::kMaxArgs];
+  int64_t issue_ns = 0;  // when it is issued in the recorded time line (MergedReader::resumed_ns)
   uint64_t seq = 0;
   std::vector<std::pair<struct Worker*, uint64_t>> deps;  // wait until worker did seq
   bool stop = false;
@@ -1275,8 +1276,8 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
             o.timing == Timing::kThink
                 ? (replayed_end == 0 ? MonoNs()
                                      : replayed_end + static_cast<int64_t>(
-                                                          static_cast<double>(it.e.start_ns - recorded_end) / o.speed))
-                : start + static_cast<int64_t>(static_cast<double>(it.e.start_ns - first) / o.speed);
+                                                          static_cast<double>(it.issue_ns - recorded_end) / o.speed))
+                : start + static_cast<int64_t>(static_cast<double>(it.issue_ns - first) / o.speed);
         int64_t wake = target - 100'000;
         if (wake > MonoNs()) {
           struct timespec ts = {static_cast<time_t>(wake / 1'000'000'000),
@@ -1301,12 +1302,15 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
     }
   };
 
-  trace::MergedReader m(&reader);
+  // Effect order (as the serial replay and prepare): a call a signal handler interrupted comes
+  // after the handler's calls, so the fd maps here (Dependencies) and in the engine follow the
+  // fds as the program had them, and the sequence numbers grow along each thread's queue.
+  trace::MergedReader m(&reader, trace::MergeOrder::kEffect);
   Event e;
   uint64_t seq = 0;
   while (m.Next(&e)) {
     ++report->events;
-    if (first == INT64_MIN && e.call != CallId::initial_state) first = e.start_ns;
+    if (first == INT64_MIN && e.call != CallId::initial_state) first = m.resumed_ns();
     uint64_t key = (static_cast<uint64_t>(e.pid) << 32) | e.tid;
     auto& slot = workers[key];
     if (!slot) {
@@ -1316,6 +1320,7 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
     }
     Item it;
     it.e = e;
+    it.issue_ns = m.resumed_ns();
     it.seq = ++seq;
     const trace::CallSpec& spec = e.spec();
     for (int i = 0; i < spec.nargs; ++i) {
@@ -1364,7 +1369,7 @@ Result<Report> Run(const Options& o) {
   int64_t t0 = MonoNs();
   if (o.prepare != Prepare::kNone) {
     InitialState state(cwd);
-    trace::MergedReader m(opened->get());
+    trace::MergedReader m(opened->get(), trace::MergeOrder::kEffect);  // it follows fds too
     Event e;
     while (m.Next(&e) && !state.overflowed()) state.Observe(e);
     if (!m.status().ok()) return m.status();
@@ -1438,7 +1443,12 @@ Result<Report> Run(const Options& o) {
     return report;
   }
   report.threads = 1;
-  trace::MergedReader m(opened->get());
+  // Effect order: a call a signal handler interrupted (recorded with the handler's calls nested
+  // in it) is replayed after them, when it resumed, so that an fd number the handler opened and
+  // closed meanwhile does not take the fd the call got at its end (an open of a FIFO, accept).
+  // Timing counts it from then (resumed_ns): exact timing issues it at the last nested call's
+  // recorded end, think timing right after that call; every other call at its start, as before.
+  trace::MergedReader m(opened->get(), trace::MergeOrder::kEffect);
   Event e;
   int64_t start = MonoNs();
   int64_t first = INT64_MIN;
@@ -1451,6 +1461,7 @@ Result<Report> Run(const Options& o) {
   std::unordered_map<uint64_t, ThreadClock> clocks;
   while (m.Next(&e)) {
     ++report.events;
+    const int64_t issue = m.resumed_ns();  // its start, unless it was held back
     bool timed = o.timing != Timing::kAfap && e.call != trace::CallId::initial_state &&
                  e.call != trace::CallId::dirents;
     int64_t target = 0;
@@ -1460,11 +1471,11 @@ Result<Report> Run(const Options& o) {
       target = tc->replayed_end == 0
                    ? MonoNs()
                    : tc->replayed_end + static_cast<int64_t>(
-                                            static_cast<double>(e.start_ns - tc->recorded_end) /
+                                            static_cast<double>(issue - tc->recorded_end) /
                                             o.speed);
     } else if (timed) {
-      if (first == INT64_MIN) first = e.start_ns;
-      target = start + static_cast<int64_t>(static_cast<double>(e.start_ns - first) / o.speed);
+      if (first == INT64_MIN) first = issue;
+      target = start + static_cast<int64_t>(static_cast<double>(issue - first) / o.speed);
     }
     if (timed) {
       // Sleep to just before the target, then spin: a sleeping thread wakes tens of us late.

@@ -2,8 +2,13 @@
 // inside the root (openat2 RESOLVE_IN_ROOT, or a parent opened that way plus one name), fds are
 // mapped per recorded process, and every result is compared with the recorded one.
 //
+// Calls are taken in effect order (trace::MergeOrder::kEffect): recorded start order, except
+// that a call a signal handler interrupted comes right after the handler's calls recorded
+// nested in it, since it took effect when it resumed (the fd an open of a FIFO returns may be
+// one the handler opened and closed meanwhile).
+//
 // Each recorded thread replays in its own thread. A call waits for the earlier calls (in
-// recorded start order) of other threads that share a resource with it: a name or a file
+// that order) of other threads that share a resource with it: a name or a file
 // (exclusively), its directory for namespace changes, an fd, the process's cwd and its
 // existence (shared for use, exclusive for change). Nothing else is serialised. Run is not
 // reentrant.
@@ -33,7 +38,7 @@ struct Options {
   std::vector<std::string> only;  // recorded path prefixes (absolute); empty: everything
   bool progress = false;
   // Each recorded thread in its own thread; a call waits only for earlier calls of other
-  // threads on the same resources. false: one thread, recorded start order.
+  // threads on the same resources. false: one thread, in effect order.
   bool per_thread = true;
   // Called just before the timed part (after prepare, its syncfs and the cache drop) and just
   // after its last call returned (also when it failed); an error from on_timed_start stops the

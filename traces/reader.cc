@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -343,6 +344,7 @@ Status ChunkCursor::Init(const Chunk* chunk, uint32_t time_unit_ns) {
   arena_.clear();
   prev_new_ = UINT32_MAX;
   last_ref_ = UINT32_MAX;
+  peeked_start_ = false;
   status_ = Status();
   if (chunk->version < kMinFormatVersion || chunk->version > kFormatVersion) {
     Fail("format version " + std::to_string(chunk->version) + " cannot be read");
@@ -397,8 +399,13 @@ bool ChunkCursor::Next(Event* e) {
     return true;
   };
   uint64_t tag, ds, dd, r;
-  if (!get(kSecCalls, &tag) || !get(kSecStarts, &ds) || !get(kSecDurations, &dd) ||
-      !get(kSecRets, &r))
+  if (peeked_start_) {  // PeekStart read it
+    ds = peeked_ds_;
+    peeked_start_ = false;
+  } else if (!get(kSecStarts, &ds)) {
+    return Fail("section ends early");
+  }
+  if (!get(kSecCalls, &tag) || !get(kSecDurations, &dd) || !get(kSecRets, &r))
     return Fail("section ends early");
   const CallSpec* spec = tag <= kMaxTag ? SpecOf(static_cast<uint16_t>(tag)) : nullptr;
   if (spec == nullptr) return Fail("unknown call tag " + std::to_string(tag));
@@ -508,7 +515,25 @@ bool ChunkCursor::Next(Event* e) {
   return true;
 }
 
+bool ChunkCursor::PeekTimes(int64_t* start_ns, int64_t* end_ns) {
+  uint64_t dd;
+  if (!PeekStart(start_ns) ||
+      GetVarint(sec_[kSecDurations].p, sec_[kSecDurations].end, &dd) == nullptr)
+    return false;
+  // As Next computes it: the duration in units after the start in units (wrapping).
+  *end_ns = static_cast<int64_t>(static_cast<uint64_t>(*start_ns) +
+                                 static_cast<uint64_t>(UnZigZag(dd)) * static_cast<uint64_t>(unit_));
+  return true;
+}
+
 // ---- MergedReader ----
+
+namespace {
+// units x unit, saturated at the int64 range.
+int64_t UnitsToNs(int64_t u, int64_t unit) {
+  return u > INT64_MAX / unit ? INT64_MAX : u < INT64_MIN / unit ? INT64_MIN : u * unit;
+}
+}  // namespace
 
 bool MergedReader::Later::operator()(const Live* a, const Live* b) const {
   const Event& x = a->next;
@@ -530,8 +555,8 @@ bool MergedReader::LoadChunk() {
     }
     if (live->chunk->meta.kind == ChunkKind::kEvents) break;
   }
-  const int64_t unit = reader_->time_unit_ns(), w = live->chunk->meta.watermark;
-  watermark_ns_ = w > INT64_MAX / unit ? INT64_MAX : w < INT64_MIN / unit ? INT64_MIN : w * unit;
+  const int64_t unit = reader_->time_unit_ns();
+  watermark_ns_ = UnitsToNs(live->chunk->meta.watermark, unit);
   if (Status s = live->cursor.Init(live->chunk.get(), reader_->time_unit_ns()); !s.ok()) {
     status_ = s;
     return false;
@@ -539,6 +564,23 @@ bool MergedReader::LoadChunk() {
   Live* l = live.get();
   live_.push_back(std::move(live));
   max_live_ = std::max(max_live_, live_.size());
+  if (effect_) {
+    const ChunkMeta& meta = l->chunk->meta;
+    const uint64_t key = (static_cast<uint64_t>(meta.pid) << 32) | meta.tid;
+    Stream& s = streams_[key];
+    s.key = key;
+    // A thread's chunks follow one another in time unless it has nested events that went out
+    // in a chunk of their own (the recorder writes a step back so): then every chunk of it is
+    // looked at for its next event, not only the first.
+    if (!s.unordered && UnitsToNs(meta.first_start, unit) < s.max_last_start) {
+      s.unordered = true;
+      for (Live* other : s.lives) other->unordered = true;
+    }
+    s.max_last_start = std::max(s.max_last_start, UnitsToNs(meta.last_start, unit));
+    s.lives.push_back(l);
+    l->stream = &s;
+    l->unordered = s.unordered;
+  }
   Advance(l);
   return status_.ok();
 }
@@ -554,11 +596,14 @@ bool MergedReader::Queue(Live* l) {
     return true;
   }
   if (!l->cursor.status().ok()) status_ = l->cursor.status();
+  Stream* s = l->stream;
+  if (s) s->lives.erase(std::find(s->lives.begin(), s->lives.end(), l));
   auto it = std::find_if(live_.begin(), live_.end(), [l](const auto& p) { return p.get() == l; });
   if (it != live_.end()) {
     std::swap(*it, live_.back());
     live_.pop_back();
   }
+  if (s) Forget(s);
   return false;
 }
 
@@ -569,7 +614,7 @@ void MergedReader::Emit(Live* l, Event* e) {
   pending_ = l;
 }
 
-bool MergedReader::Next(Event* e) {
+bool MergedReader::NextStart(Event* e) {
   if (pending_) {
     Live* l = pending_;
     pending_ = nullptr;
@@ -593,6 +638,202 @@ bool MergedReader::Next(Event* e) {
     if (file_done_) return false;
     LoadChunk();
   }
+  return false;
+}
+
+// ---- MergedReader: effect order ----
+//
+// An event goes out in start order unless it is a call that can wait (TakesEffectAfterNested)
+// and its thread's next event (in start order) is nested in it: then it is held back, on a
+// stack per thread, and goes out as soon as its thread's next event is no longer nested in it,
+// right after the last one that was. Whether the next event is nested needs that event known:
+// the rest of the event's own chunk (its start is peeked), or the first event of the thread's
+// other chunks with events left, or, when none starts below the watermark, the certainty that
+// every event still unread starts at or after it (FORMAT.md section 7): a call that ends past
+// the watermark waits for more chunks.
+
+namespace {
+constexpr std::array<bool, kMaxTag + 1> BuildWaits() {
+  std::array<bool, kMaxTag + 1> w{};
+  for (const CallSpec& c : kCalls)
+    w[c.tag] = c.effect == Effect::kOpen || c.effect == Effect::kRead ||
+               c.effect == Effect::kWrite || c.effect == Effect::kCopy ||
+               c.tag == static_cast<uint16_t>(CallId::accept) ||
+               c.tag == static_cast<uint16_t>(CallId::accept4) ||
+               c.tag == static_cast<uint16_t>(CallId::flock) ||
+               c.tag == static_cast<uint16_t>(CallId::fcntl);
+  return w;
+}
+constexpr std::array<bool, kMaxTag + 1> kWaits = BuildWaits();
+}  // namespace
+
+bool TakesEffectAfterNested(const Event& e) {
+  const auto tag = static_cast<uint16_t>(e.call);
+  if (tag > kMaxTag || !kWaits[tag]) return false;
+  // fcntl waits only to take a lock: F_SETLKW (7), F_OFD_SETLKW (38).
+  return e.call != CallId::fcntl || e.args[1].i == 7 || e.args[1].i == 38;
+}
+
+void MergedReader::Forget(Stream* s) {
+  if (!s->lives.empty() || !s->held.empty()) return;
+  if (check_ == s) check_ = nullptr;
+  streams_.erase(s->key);
+}
+
+bool MergedReader::StreamNext(const Stream* s, const Live* except, int64_t* start,
+                              int64_t* end) const {
+  bool found = false;
+  for (const Live* l : s->lives) {
+    if (l == except || !l->has_next) continue;
+    if (!found || l->next.start_ns < *start) {
+      *start = l->next.start_ns;
+      *end = l->next.end_ns;
+      found = true;
+    }
+    // In time order, the first chunk's next event is the earliest.
+    if (!s->unordered) break;
+  }
+  return found;
+}
+
+int MergedReader::NestedNext(const Event& outer, bool known, int64_t start, int64_t end) const {
+  const int64_t horizon = file_done_ ? INT64_MAX : watermark_ns_;
+  // Unread events start at or after the watermark: one known below it is the thread's next.
+  if (known && start < horizon)
+    return start >= outer.start_ns && start < outer.end_ns && end <= outer.end_ns ? 1 : 0;
+  return horizon >= outer.end_ns ? 0 : -1;
+}
+
+int MergedReader::NestsInNext(Live* l) {
+  const Event& o = l->next;
+  // Nothing starts inside an instant, and a call that cannot wait took effect first.
+  if (o.end_ns <= o.start_ns || !TakesEffectAfterNested(o)) return 0;
+  int64_t start = 0, end = 0;
+  bool known = l->cursor.PeekTimes(&start, &end);
+  if (!known || l->unordered) {
+    int64_t s2, e2;
+    if (StreamNext(l->stream, l, &s2, &e2) && (!known || s2 < start)) {
+      start = s2;
+      end = e2;
+      known = true;
+    }
+  }
+  return NestedNext(o, known, start, end);
+}
+
+int MergedReader::HeldReady(Stream* s) {
+  int64_t start = 0, end = 0;
+  bool known = StreamNext(s, nullptr, &start, &end);
+  int nested = NestedNext(s->held.back().e, known, start, end);
+  return nested < 0 ? -1 : nested == 0 ? 1 : 0;
+}
+
+bool MergedReader::Hold(Live* l) {
+  const CallSpec& spec = l->next.spec();
+  uint64_t bytes = 0;
+  for (int i = 0; i < spec.nargs; ++i)
+    if (IsString(spec.args[i].kind) && !l->next.args[i].null) bytes += l->next.args[i].s.size();
+  if (held_now_ >= kMaxHeld || held_bytes_ + bytes > kMaxHeldBytes) return false;
+  Stream* s = l->stream;
+  Held& h = s->held.emplace_back();
+  ++held_now_;
+  held_bytes_ += bytes;
+  h.e = l->next;
+  for (int i = 0; i < spec.nargs; ++i) {
+    Arg& a = h.e.args[i];
+    if (!IsString(spec.args[i].kind) || a.null) continue;
+    h.s[i].assign(a.s.data(), a.s.size());
+    a.s = {};
+    a.string_id = 0;  // no longer in a chunk's table
+  }
+  Advance(l);  // (s holds an event: it stays while l goes)
+  return true;
+}
+
+void MergedReader::Inside(Stream* s, int64_t end) {
+  if (s->held.empty()) return;
+  Held& outer = s->held.back();
+  outer.inner_end = std::max(outer.inner_end, end);
+  check_ = s;
+}
+
+void MergedReader::EmitHeld(Stream* s, Event* e) {
+  out_ = std::move(s->held.back());
+  s->held.pop_back();
+  --held_now_;
+  for (const std::string& str : out_.s) held_bytes_ -= str.size();
+  *e = out_.e;
+  const CallSpec& spec = e->spec();
+  for (int i = 0; i < spec.nargs; ++i)
+    if (IsString(spec.args[i].kind) && !e->args[i].null) e->args[i].s = out_.s[i];
+  last_held_ = true;
+  resumed_ns_ = out_.inner_end == INT64_MIN ? e->start_ns : out_.inner_end;
+  ++held_count_;
+  if (!s->held.empty()) {
+    Inside(s, e->end_ns);
+  } else {
+    check_ = nullptr;
+    Forget(s);
+  }
+}
+
+bool MergedReader::NextEffect(Event* e) {
+  Live* cand = nullptr;  // due, earliest, and not in the heap (the chunk emitted from last)
+  if (pending_) {
+    Live* l = pending_;
+    pending_ = nullptr;
+    l->has_next = l->cursor.Next(&l->next);
+    if (l->has_next && status_.ok() && Due(l) && (heap_.empty() || !Later()(l, heap_.top())))
+      cand = l;
+    else
+      Queue(l);
+  }
+  while (status_.ok()) {
+    // The thread whose event went out last: its innermost held event may be due now.
+    if (check_) {
+      int ready = HeldReady(check_);
+      if (ready != 0) {
+        if (cand) heap_.push(cand);
+        cand = nullptr;
+        if (ready > 0) {
+          EmitHeld(check_, e);
+          return true;
+        }
+        LoadChunk();
+        continue;
+      }
+      check_ = nullptr;
+    }
+    Live* l = cand;
+    cand = nullptr;
+    if (l == nullptr) {
+      if (!heap_.empty() && Due(heap_.top())) {
+        l = heap_.top();
+        heap_.pop();
+      } else if (file_done_) {
+        break;
+      } else {
+        LoadChunk();
+        continue;
+      }
+    }
+    int nests = Plain(l) ? 0 : NestsInNext(l);
+    if (nests > 0 && Hold(l)) continue;
+    if (nests >= 0) {
+      EmitEffect(l, e);
+      return true;
+    }
+    heap_.push(l);
+    LoadChunk();
+  }
+  // At the end, anything still held (none unless a promise was broken) goes out, innermost
+  // first.
+  if (status_.ok())
+    for (auto& [key, s] : streams_)
+      if (!s.held.empty()) {
+        EmitHeld(&s, e);
+        return true;
+      }
   return false;
 }
 

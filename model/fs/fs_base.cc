@@ -384,7 +384,12 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
   std::vector<std::string> only;
   for (const std::string& p : o_.only) only.push_back(Normalize(p));
   o_.only = only;
-  trace::MergedReader m(opened->get());
+  // Effect order: a call a signal handler interrupted comes after the handler's calls recorded
+  // nested in it (an open that returned the fd number the handler opened and closed meanwhile
+  // names its own file in the fd table), and its own time runs from when it resumed (the last
+  // nested call's end: resumed_ns, which is the start of every other call) to its end, so the
+  // handler's calls are not counted twice.
+  trace::MergedReader m(opened->get(), trace::MergeOrder::kEffect);
   Event e;
   // Threads run apart, in recorded order, each call starting when what happened before it in
   // the recording has happened in the model: its thread's previous call, and the latest call
@@ -515,7 +520,8 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
       ++r->not_modelled[why];
       continue;
     }
-    settle(e.start_ns);
+    const int64_t from = m.resumed_ns();
+    settle(from);
     RecIt mine = live_of(e.tid, e.pid);
     // A chdir's own path is relative to the directory it leaves: filter it before Bookkeep.
     bool cwd_call = e.spec().effect == trace::Effect::kCwd;
@@ -527,14 +533,14 @@ Status FsBase::Run(const std::string& trace_path, FsModelResult* r) {
     window(mine, &delay, &after);
     if (keep) {
       ++r->events;
-      int64_t start = o_.think ? std::max<int64_t>(0, e.start_ns + delay) : after;
+      int64_t start = o_.think ? std::max<int64_t>(0, from + delay) : after;
       t_ = start;  // this thread's time; may be behind another thread's
       Advance(t_);
       int64_t before = t_;
       bool priced = o_.costs && TableCovers(e);
       bool waited = Apply(e);
       waited = waited || t_ > before;
-      int64_t cpu = std::max<int64_t>(0, e.end_ns - e.start_ns);
+      int64_t cpu = std::max<int64_t>(0, e.end_ns - from);
       if (waited) cpu = std::min<int64_t>(cpu, 20'000);  // the recording's own wait is not CPU
       // The target file system's CPU, where the table covers the call (call_costs.h).
       if (priced) cpu = o_.costs->CostNs(e);

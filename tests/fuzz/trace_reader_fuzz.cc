@@ -2,8 +2,8 @@
 //
 // Every input is written to a memfd and opened through /proc/self/fd/N, so the reader runs its
 // real file path (open, read, Fill) and its API stays unchanged. Each input is read in normal mode
-// (and in salvage mode when normal mode fails), once chunk by chunk with a ChunkCursor and once
-// through a MergedReader, and the two are compared; every
+// (and in salvage mode when normal mode fails), once chunk by chunk with a ChunkCursor and twice
+// through a MergedReader (start order and effect order), and the three are compared; every
 // string the readers hand out is read byte by byte so ASan catches views into freed or foreign
 // memory. Invariants the API promises are checked with Check() (abort => a libFuzzer crash).
 //
@@ -178,7 +178,7 @@ Pass ReadByChunks(int fd, TraceReader::Options opt) {
   return p;
 }
 
-Pass ReadMerged(int fd, TraceReader::Options opt) {
+Pass ReadMerged(int fd, TraceReader::Options opt, MergeOrder order) {
   Pass p;
   auto r = TraceReader::Open(Path(fd), opt);
   if (!r.ok()) {
@@ -186,11 +186,12 @@ Pass ReadMerged(int fd, TraceReader::Options opt) {
     return p;
   }
   p.opened = true;
-  MergedReader m(r->get());
+  MergedReader m(r->get(), order);
   Event e;
   bool cut = false;
   while (m.Next(&e)) {
     p.digest += TouchEvent(e);
+    g_sink = g_sink + static_cast<uint64_t>(m.resumed_ns()) + m.held_back();
     if (++p.events >= kMaxEventsPerPass) {
       cut = true;
       break;
@@ -231,14 +232,20 @@ void Exercise(const uint8_t* data, size_t size) {
     opt.salvage = salvage;
     Pass a = ReadByChunks(fd, opt);
     if (!a.opened) return;
-    Pass b = ReadMerged(fd, opt);
+    Pass b = ReadMerged(fd, opt, MergeOrder::kStart);
     Check(b.opened, "Open succeeded once and failed once on the same bytes");
-    // Both passes see the same chunks in the same order: when the chunk-by-chunk pass read every
-    // event without an error, the merged reader must return exactly the same events.
+    Pass c = ReadMerged(fd, opt, MergeOrder::kEffect);
+    Check(c.opened, "Open succeeded once and failed once on the same bytes");
+    // The passes see the same chunks in the same order: when the chunk-by-chunk pass read every
+    // event without an error, the merged reader must return exactly the same events, in either
+    // order.
     if (a.clean) {
       Check(b.clean, "merged reader failed on a file that reads cleanly chunk by chunk");
       Check(a.events == b.events, "merged reader returned a different number of events");
       Check(a.digest == b.digest, "merged reader returned different events");
+      Check(c.clean, "effect order failed on a file that reads cleanly chunk by chunk");
+      Check(a.events == c.events, "effect order returned a different number of events");
+      Check(a.digest == c.digest, "effect order returned different events");
     }
     if (a.reader_ok) return;
   }

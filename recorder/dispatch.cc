@@ -209,8 +209,10 @@ int StubOf(void* h) {
   int used = g_stubs_used.load(std::memory_order_acquire);
   for (int i = 0; i < used && i < kHandlerStubs; ++i)
     if (g_stub_handler[i].load(std::memory_order_acquire) == h) return i;
-  int i = g_stubs_used.fetch_add(1, std::memory_order_acq_rel);
-  if (i >= kHandlerStubs) return -1;
+  int i = g_stubs_used.load(std::memory_order_relaxed);
+  do {
+    if (i >= kHandlerStubs) return -1;
+  } while (!g_stubs_used.compare_exchange_weak(i, i + 1, std::memory_order_acq_rel));
   g_stub_handler[i].store(h, std::memory_order_release);
   return i;
 }

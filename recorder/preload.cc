@@ -2807,7 +2807,10 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   if (ts == nullptr || ts->slot == nullptr) return false;
   c->nested = true;
   c->saved_selector = t_hot.selector;
-  if (t_hot.depth != kDepthNestable || g_no_writer) {
+  // (A fork child before its pthread_atfork handler has reset its state: the state, and the
+  // slot in shared memory, are still the parent's.)
+  if (t_hot.depth != kDepthNestable || g_no_writer ||
+      RawSyscall6(SYS_getpid) != static_cast<long>(g_pid)) {
     // Inside the library's own work (1: an exec, a spawn; 2: writing an event, where the ring
     // is being written), a handler's call cannot be recorded: it is counted as lost, so the
     // trace says it is incomplete (a timer's handler inside a loop of calls lost about one
@@ -3032,6 +3035,8 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   // state starts afresh (depth 0: AfterForkChildOf); the parent records it. (Until stop 35 the
   // child wrote it into no state and died of SIGSEGV: review of stop 35.)
   if (__builtin_expect(t_hot.depth == 0, 0)) {
+    // Counted as lost: restarted (SA_RESTART), the call took effect in the child too.
+    g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
     BlockSyscalls();
     errno = saved_errno;
     return;

@@ -12,62 +12,24 @@
 
 #include "model/fs_model.h"
 #include "model_test_util.h"
-#include "traces/header.h"
-#include "traces/writer.h"
+#include "tests/traces/nested_calls.h"
 
 namespace iorr::model {
 namespace {
 
 using trace::CallId;
-using trace::Event;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kMiB = 1 << 20;
 
-struct Call {
-  Event e;
-  std::string path;
-};
-
-Call At(int64_t start_ms, int64_t end_ms, CallId call, int64_t ret) {
-  Call c;
-  c.e.call = call;
-  c.e.pid = c.e.tid = 100;
-  c.e.start_ns = start_ms * kMs;
-  c.e.end_ns = end_ms * kMs;
-  c.e.ret = ret;
-  return c;
-}
-Call OpenAt(int64_t start_ms, int64_t end_ms, std::string path, int flags, int64_t fd) {
-  Call c = At(start_ms, end_ms, CallId::openat, fd);
-  c.e.args[0].i = AT_FDCWD;
-  c.path = std::move(path);
-  c.e.args[2].i = flags;
-  c.e.args[3].i = 0644;
-  return c;
-}
-Call Fd(int64_t start_ms, int64_t end_ms, CallId call, int64_t fd, int64_t ret, int64_t count = 0) {
-  Call c = At(start_ms, end_ms, call, ret);
-  c.e.args[0].i = fd;
-  c.e.args[2].i = count;  // read and write: (fd, buf, count)
-  return c;
-}
+using test::Call;
+using test::Fd;
+using test::OpenAt;
 
 std::string Write(const std::vector<Call>& calls) {
   std::string path =
       ::testing::TempDir() + "/iorr_nested_fd_" + std::to_string(getpid()) + ".iorr";
-  trace::Header h;
-  h.Set(trace::key::kSource, "record");
-  h.Set(trace::key::kCwd, "/w");
-  auto w = trace::TraceWriter::Create(path, h, trace::WriterOptions{});
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  for (const Call& c : calls) {
-    Event e = c.e;
-    if (!c.path.empty()) e.args[1].s = c.path;
-    (*w)->Promise(e.start_ns);
-    EXPECT_TRUE((*w)->Add(e).ok());
-  }
-  EXPECT_TRUE((*w)->Close().ok());
+  test::WriteCalls(path, calls);
   return path;
 }
 
@@ -75,13 +37,13 @@ std::string Write(const std::vector<Call>& calls) {
 // handler opens "x" as fd 5, writes 3 bytes to it and closes it; the open then returns fd 5,
 // through which the program writes 1 MiB at 3.1 s and fsyncs it.
 std::vector<Call> NestedTrace() {
-  return {OpenAt(1000, 3000, "data", O_WRONLY | O_CREAT, 5),
-          OpenAt(2000, 2001, "x", O_WRONLY | O_CREAT, 5),
-          Fd(2002, 2003, CallId::write, 5, 3, 3),
-          Fd(2004, 2005, CallId::close, 5, 0),
-          Fd(3100, 3110, CallId::write, 5, kMiB, kMiB),
-          Fd(3200, 3210, CallId::fsync, 5, 0),
-          Fd(3300, 3301, CallId::close, 5, 0)};
+  return {OpenAt(100, 1000, 3000, "data", O_WRONLY | O_CREAT, 5),
+          OpenAt(100, 2000, 2001, "x", O_WRONLY | O_CREAT, 5),
+          Fd(100, 2002, 2003, CallId::write, 5, 3, 3),
+          Fd(100, 2004, 2005, CallId::close, 5, 0),
+          Fd(100, 3100, 3110, CallId::write, 5, kMiB, kMiB),
+          Fd(100, 3200, 3210, CallId::fsync, 5, 0),
+          Fd(100, 3300, 3301, CallId::close, 5, 0)};
 }
 
 TEST(NestedFd, TheInterruptedOpensFdNamesItsFile) {

@@ -12,47 +12,17 @@
 #include <vector>
 
 #include "replayer/replayer.h"
-#include "traces/header.h"
-#include "traces/writer.h"
+#include "tests/traces/nested_calls.h"
 
 namespace iorr::replay {
 namespace {
 
 using trace::CallId;
-using trace::Event;
 
-constexpr int64_t kMs = 1'000'000;
-
-struct Call {
-  Event e;
-  std::string path;
-};
-
-Call At(uint32_t pid, int64_t start_ms, int64_t end_ms, CallId call, int64_t ret) {
-  Call c;
-  c.e.call = call;
-  c.e.pid = c.e.tid = pid;
-  c.e.start_ns = start_ms * kMs;
-  c.e.end_ns = end_ms * kMs;
-  c.e.ret = ret;
-  return c;
-}
-Call OpenAt(uint32_t pid, int64_t start_ms, int64_t end_ms, std::string path, int flags,
-            int64_t fd) {
-  Call c = At(pid, start_ms, end_ms, CallId::openat, fd);
-  c.e.args[0].i = AT_FDCWD;
-  c.path = std::move(path);
-  c.e.args[2].i = flags;
-  c.e.args[3].i = 0644;
-  return c;
-}
-Call Fd(uint32_t pid, int64_t start_ms, int64_t end_ms, CallId call, int64_t fd, int64_t ret,
-        int64_t count = 0) {
-  Call c = At(pid, start_ms, end_ms, call, ret);
-  c.e.args[0].i = fd;
-  c.e.args[2].i = count;  // read and write: (fd, buf, count)
-  return c;
-}
+using test::At;
+using test::Call;
+using test::Fd;
+using test::OpenAt;
 
 class Dir {
  public:
@@ -73,19 +43,7 @@ class Dir {
 // in /w.
 std::string Write(const Dir& dir, const std::vector<Call>& calls) {
   std::string path = dir.path() + "/t.iorr";
-  trace::Header h;
-  h.Set(trace::key::kSource, "record");
-  h.Set(trace::key::kCwd, "/w");
-  trace::WriterOptions opt;
-  auto w = trace::TraceWriter::Create(path, h, opt);
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  for (const Call& c : calls) {
-    Event e = c.e;
-    if (!c.path.empty()) e.args[1].s = c.path;
-    (*w)->Promise(e.start_ns);
-    EXPECT_TRUE((*w)->Add(e).ok());
-  }
-  EXPECT_TRUE((*w)->Close().ok());
+  test::WriteCalls(path, calls);
   return path;
 }
 

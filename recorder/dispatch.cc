@@ -248,13 +248,7 @@ void ProgramView(KSigaction* k) { k->handler = ProgramHandler(k->handler); }
 
 // Whether the thread is on an alternate signal stack with less than kCatchRoom left below sp.
 bool LittleAltRoom(uintptr_t sp) {
-  stack_t ss = {};
-  uintptr_t lo = 0;
-  if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
-      (ss.ss_flags & SS_ONSTACK))
-    lo = reinterpret_cast<uintptr_t>(ss.ss_sp);
-  else
-    lo = NotedAltStackLow(sp);  // (SS_AUTODISARM: the kernel says disabled while on it)
+  uintptr_t lo = AltStackLow(sp);
   return lo != 0 && sp - lo < kCatchRoom;
 }
 
@@ -356,10 +350,7 @@ void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
   // an alternate signal stack the signal found it on (its size is the program's; with
   // SS_AUTODISARM sigaltstack calls it disabled while a handler runs on it: the range
   // sigaltstack set is checked too).
-  stack_t alt = {};
-  bool on_alt = (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&alt)) == 0 &&
-                 (alt.ss_flags & SS_ONSTACK)) ||
-                OnNotedAltStack(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  bool on_alt = AltStackLow(reinterpret_cast<uintptr_t>(__builtin_frame_address(0))) != 0;
   int saved_errno = errno;
   char selector = t_hot.selector;
   FatalFlush how = FatalFlush::kDie;

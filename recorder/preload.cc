@@ -2750,11 +2750,7 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
   if ((t_hot.depth != 1 && t_hot.depth != kDepthNestable) || t_hot.call_frame == 0 ||
       frame < t_hot.call_frame)
     return false;
-  if (frame >= t_alt_lo && frame < t_alt_hi) return false;  // on the alternate stack
-  stack_t ss;
-  if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
-      (ss.ss_flags & SS_ONSTACK))
-    return false;
+  if (AltStackLow(frame) != 0) return false;  // on the alternate stack
   ThreadState* ts = t_hot.state;
   if (ts != nullptr && ts->slot != nullptr) {
     ts->slot->in_call_since.store(kNever, std::memory_order_release);
@@ -3110,7 +3106,14 @@ void NoteAltStack(const stack_t& ss) {
   t_alt_hi = on ? t_alt_lo + ss.ss_size : 0;
 }
 bool OnNotedAltStack(uintptr_t sp) { return sp >= t_alt_lo && sp < t_alt_hi; }
-uintptr_t NotedAltStackLow(uintptr_t sp) { return OnNotedAltStack(sp) ? t_alt_lo : 0; }
+uintptr_t AltStackLow(uintptr_t sp) {
+  if (OnNotedAltStack(sp)) return t_alt_lo;
+  stack_t ss;
+  if (RawSyscall6(SYS_sigaltstack, 0, reinterpret_cast<long>(&ss)) == 0 &&
+      (ss.ss_flags & SS_ONSTACK))
+    return reinterpret_cast<uintptr_t>(ss.ss_sp);
+  return 0;
+}
 
 void OnTraceMe() {
   if (Foreign()) return;  // nothing of this storage is its own (its exec records on, audited)

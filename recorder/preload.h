@@ -364,7 +364,10 @@ bool DispatchTracee();
 void NoteAltStack(const stack_t& ss);
 // sp lies on the alternate signal stack NoteAltStack kept for this thread.
 bool OnNotedAltStack(uintptr_t sp);
-uintptr_t NotedAltStackLow(uintptr_t sp);
+// The low end of the alternate signal stack sp lies on, 0 if none: the one noted (sigaltstack
+// through the library; with SS_AUTODISARM the kernel says disabled while a handler runs on
+// it), else the kernel's, if it says the thread is on it (SS_ONSTACK).
+uintptr_t AltStackLow(uintptr_t sp);
 // The program's signal handler that a disposition's handler stands for: the handler itself,
 // unless it is one of the library's stubs (dispatch.cc).
 void* ProgramHandler(void* handler);  // the noted stack's low end if sp is on it, else 0

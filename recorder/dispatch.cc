@@ -158,7 +158,8 @@ KSigaction UnderDispatch(KSigaction k) {
 // counted as lost where the library itself was at work (depth 1 or 2). Not on an alternate
 // signal stack with less than kCatchRoom left below the handler: a caught call needs a trap's
 // signal frame and the library's frames there (a handler's fopen on a 7 KiB stack died of
-// SIGSEGV: review of stop 35); its libc calls go natively, as before. A handler that leaves by
+// SIGSEGV: review of stop 35); its libc calls go natively, as before, and such a run is
+// counted (unwatched_handler_runs), so the trace notes it as an escape. A handler that leaves by
 // siglongjmp leaves the selector at BLOCK, as outside any call.
 // One entry per handler (iorr_handler_stubs: 256 stubs of 16 bytes, each `mov $i, %eax; jmp`
 // to the common part), its handler fixed once given: a disposition the program reads where
@@ -166,7 +167,7 @@ KSigaction UnderDispatch(KSigaction k) {
 // CLONE_VM clone) holds the entry, and setting it again, there or anywhere, brings back that
 // handler, not whichever the signal had meanwhile (a single entry with a table by signal did:
 // review of stop 35). Past 256 handlers, or for glibc's own two (32, 33) and SIGSYS (kept
-// apart), the kernel gets the handler itself.
+// apart), the kernel gets the handler itself (past 256: counted, noted as an escape).
 constexpr int kHandlerStubs = 256;
 constexpr uintptr_t kStubBytes = 16;
 constexpr uintptr_t kCatchRoom = 32 * 1024;
@@ -240,7 +241,9 @@ void* KernelHandler(int sig, void* handler) {
       handler == kIgn || EntryHandler(handler))
     return handler;
   int i = StubOf(handler);
-  return i < 0 ? handler : StubAddress(i);
+  if (i >= 0) return StubAddress(i);
+  CountUnenteredHandler();  // (its calls inside a recorded call go unrecorded: noted)
+  return handler;
 }
 
 // What the program sees of a disposition the kernel holds: its own handler for a stub.
@@ -260,9 +263,12 @@ void iorr_handler_entry(int sig, siginfo_t* info, void* ctx, unsigned stub) {
   using namespace iorr::recorder;
   void* h = g_stub_handler[stub % kHandlerStubs].load(std::memory_order_acquire);
   if (h == nullptr) return;  // (never: given before the kernel has the stub)
-  bool block = t_hot.selector == 0 && t_hot.armed && t_hot.depth != 0 && !ForeignTask() &&
-               !LittleAltRoom(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-  if (block) t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+  bool inside = t_hot.selector == 0 && t_hot.armed && t_hot.depth != 0 && !ForeignTask();
+  bool block = inside && !LittleAltRoom(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  if (block)
+    t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
+  else if (inside)
+    CountUnwatchedHandlerRun();  // its libc calls go natively: noted, not silently missed
   reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, ctx);
   // The interrupted call's real function goes on (or restarts) at ALLOW; not where the thread
   // is inside no call any more (a fork child's state starts afresh: AfterForkChildOf).

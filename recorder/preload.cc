@@ -1967,6 +1967,12 @@ long ParseLong(const char* s, long dflt) {
 }  // namespace
 
 bool ForeignTask() { return Foreign(); }
+void CountUnwatchedHandlerRun() {
+  if (g_shared != nullptr) g_shared->unwatched_handler_runs.fetch_add(1, std::memory_order_relaxed);
+}
+void CountUnenteredHandler() {
+  if (g_shared != nullptr) g_shared->unentered_handlers.fetch_add(1, std::memory_order_relaxed);
+}
 void MarkThreadForeign() { t_hot.owner_tid = kNoOwner; }
 
 constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing

@@ -219,6 +219,11 @@ __attribute__((always_inline)) inline void EndCallOf(Call* c, const long* kargs,
 // descendant of a vfork child killed during its own vfork (see iorr_vfork_parent). It records
 // nothing and must leave the library's state alone.
 bool ForeignTask();
+// Counts, for iorr record's end note, a signal handler run inside a recorded call that the
+// library could not watch (its libc calls go natively), and a handler installed without the
+// library's entry (all 256 taken).
+void CountUnwatchedHandlerRun();
+void CountUnenteredHandler();
 // Makes the calling thread foreign for good: a thread a foreign task started (its storage is
 // fresh, but the process's state it would record into is the owner's).
 void MarkThreadForeign();

@@ -139,7 +139,13 @@ struct SharedState {
   // version maps it without running zstd's cold code in every process (0: compute it).
   uint32_t zstd_workspace_bytes;
   uint32_t zstd_version;
-  uint32_t reserved[9];
+  // Signal handlers the library could not put behind its entry (iorr_handler_entry, dispatch.cc)
+  // or whose entry could not watch them: their libc calls inside a recorded call go natively,
+  // unrecorded. iorr record notes each count as an escape at the end.
+  std::atomic<uint32_t> unwatched_handler_runs;  // inside a call, on an alternate stack with
+                                                 // too little room for a caught call
+  std::atomic<uint32_t> unentered_handlers;      // installed past the library's 256 entries
+  uint32_t reserved[7];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

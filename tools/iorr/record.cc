@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "recorder/patch_plan.h"
@@ -1276,6 +1277,22 @@ int Run(const Options& o) {
     if (!o.quiet) std::fprintf(stderr, "iorr: warning: exec of %s was not recorded\n", x.c_str());
   }
   uint32_t escapes = shared->escapes.load() + static_cast<uint32_t>(c.unrecorded_execs.size());
+  // Signal handlers whose libc calls inside a recorded call went natively (see protocol.h).
+  const std::pair<uint32_t, const char*> unwatched[] = {
+      {shared->unwatched_handler_runs.load(),
+       "signal handler runs inside a recorded call, on an alternate signal stack with less than "
+       "32 KiB left, were not watched: file-system calls they made are not in the trace"},
+      {shared->unentered_handlers.load(),
+       "signal handlers were set past the library's 256 handler entries: file-system calls "
+       "they make inside a recorded call are not in the trace"}};
+  for (const auto& [n, what] : unwatched) {
+    if (n == 0) continue;
+    try {
+      WriteNote(fd, "escape: " + std::to_string(n) + " " + what, o.trace);
+    } catch (const Error&) {
+    }
+    ++escapes;
+  }
   trace::EndRecord end{c.events, c.chunks, dropped,
                        (dropped != 0 || write_errors != 0 || c.problem) ? 1u : 0u};
   uint8_t buf[trace::kMaxEndRecordBytes];

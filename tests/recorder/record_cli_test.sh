@@ -89,6 +89,10 @@ grep -q '^trace .*100 ns resolution, source record' stats.txt || fail "stats: $(
 [ ! -s err.txt ] || fail "iorr dump warned: $(cat err.txt)"
 grep -q '^# iorr trace format 4, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
 grep -qx "# cwd: $DIR" dump.txt || fail "header lacks cwd $DIR"
+# --version names the format the recording has (it said "trace format 1" up to stop 35).
+written=$(sed -n 's/^# iorr trace format \([0-9]*\),.*/\1/p' dump.txt)
+"$IORR" --version | grep -q "writes trace format $written, reads 1 to $written)" ||
+  fail "iorr --version: '$("$IORR" --version)', the trace is format $written"
 grep -qxF "# cmdline: sh -c 'echo x >f; cat f >/dev/null; rm f'" dump.txt ||
   fail "header cmdline: $(grep '^# cmdline' dump.txt)"
 grep -qx '# source: record' dump.txt || fail "header lacks source: record"

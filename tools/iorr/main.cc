@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 #include "tools/iorr/cli.h"
+#include "traces/format.h"
 
 namespace iorr::cli {
 
@@ -94,7 +96,12 @@ int main(int argc, char** argv) {
       "model what they would cost on another disk.\n\n"
       "Exit status: 0 success, 1 the workload failed (replay mismatches), 2 bad input;\n"
       "`iorr record` exits with the recorded program's status (see iorr record --help)."};
-  app.set_version_flag("--version", "iorr 0.1.0 (trace format 1)");
+  // The format it writes and the oldest it reads, from the format's own constants (the text
+  // said "trace format 1" from stop 1 on, while traces moved on to format 4).
+  app.set_version_flag("--version", "iorr 0.1.0 (writes trace format " +
+                                        std::to_string(iorr::trace::kFormatVersion) + ", reads " +
+                                        std::to_string(iorr::trace::kMinFormatVersion) + " to " +
+                                        std::to_string(iorr::trace::kFormatVersion) + ")");
   app.require_subcommand(1);
   Action action;
   RegisterDump(app, &action);

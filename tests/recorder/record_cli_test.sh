@@ -78,6 +78,23 @@ out=$(echo input |
 [ "$(wc -l <err.txt)" -eq 1 ] &&
   grep -q '^iorr: recorded [0-9,]* events\? in .* into t.iorr, ' err.txt ||
   fail "summary line: $(cat err.txt)"
+# --json: the summary as one JSON object, its figures the trace's own and the program's status.
+"$IORR" record --json -o j.iorr -- sh -c 'echo x > jf; exit 3' 2>err.txt
+rc=$?
+"$IORR" stats --json j.iorr >stats.json 2>/dev/null
+python3 - "$rc" "$(stat -c %s j.iorr)" err.txt stats.json <<'PY' || fail "--json summary: $(cat err.txt)"
+import json, sys
+rc, size = int(sys.argv[1]), int(sys.argv[2])
+lines = open(sys.argv[3]).read().splitlines()
+assert len(lines) == 1, lines
+j = json.loads(lines[0])
+s = json.load(open(sys.argv[4]))
+assert j["exit_status"] == rc == 3, (j, rc)
+assert j["trace"] == "j.iorr" and j["trace_bytes"] == size, j
+assert j["events"] == s["events"] > 0, (j, s)
+assert j["processes"] == 1 and j["complete"] is True and j["lost_events"] == 0, j
+assert j["program_seconds"] > 0, j
+PY
 
 # The trace: stats reads it without warnings, the header describes the run.
 "$IORR" record -q -o t.iorr --time-unit 100 -- sh -c 'echo x >f; cat f >/dev/null; rm f' ||

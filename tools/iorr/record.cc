@@ -45,6 +45,7 @@
 #include "traces/encoder.h"
 #include "traces/format.h"
 #include "traces/header.h"
+#include "traces/json.h"
 #include "traces/mountinfo.h"
 #include "traces/reader.h"
 #include "traces/repair.h"
@@ -494,6 +495,7 @@ struct Options {
   uint32_t time_unit_ns = 1000;
   std::vector<std::string> snapshots;
   bool quiet = false;
+  bool json = false;  // the summary as JSON
   std::vector<std::string> command;
   bool dash_dash = false;  // the command came after "--"
 };
@@ -1317,8 +1319,28 @@ int Run(const Options& o) {
     throw Error(o.command[0] + ": " + ErrnoText(exec_errno),
                 exec_errno == ENOENT ? rec::kExitNotFound : rec::kExitCannotRun);
 
-  // 6. The summary.
-  if (!o.quiet) {
+  // 6. The summary: one JSON object (--json), for scripts that run a recording, or a line of text.
+  int exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
+                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                          : rec::kExitRecorderError;
+  if (o.json) {
+    std::string j = "{\"trace\":" + iorr::JsonString(o.trace) +
+                    ",\"events\":" + std::to_string(c.events) +
+                    ",\"streams\":" + std::to_string(c.streams.size()) +
+                    ",\"processes\":" + std::to_string(c.pids.size()) +
+                    ",\"trace_bytes\":" + std::to_string(size) +
+                    ",\"snapshot_bytes\":" + std::to_string(snapshot_bytes) +
+                    ",\"lost_events\":" + std::to_string(dropped) +
+                    ",\"write_errors\":" + std::to_string(write_errors) +
+                    ",\"escape_notes\":" + std::to_string(escapes) +
+                    ",\"complete\":" + (end.flags & 1 ? "false" : "true");
+    char t[160];
+    std::snprintf(t, sizeof t,
+                  ",\"program_seconds\":%.6f,\"snapshot_seconds\":%.6f,\"exit_status\":%d}",
+                  run_seconds, snapshot_seconds, exit_status);
+    j += t;
+    std::fprintf(stderr, "%s\n", j.c_str());
+  } else if (!o.quiet) {
     std::string line = "iorr: recorded " + Plural(c.events, "event", "events") + " in " +
                        Plural(c.streams.size(), "stream", "streams") + " (" +
                        Plural(c.pids.size(), "process", "processes") + ") into " + o.trace + ", " +
@@ -1344,9 +1366,7 @@ int Run(const Options& o) {
   }
 
   // 7. The program's exit status.
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return rec::kExitRecorderError;
+  return exit_status;
 }
 
 }  // namespace
@@ -1377,6 +1397,11 @@ void RegisterRecord(CLI::App& app, Action* action) {
       ->type_name("DIR")
       ->allow_extra_args(false);
   sub->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
+  sub->add_flag("--json", o->json,
+                "The summary as one JSON object on stderr, the last line iorr writes: trace, "
+                "events, streams, processes, trace_bytes, snapshot_bytes, lost_events, "
+                "write_errors, escape_notes, complete, program_seconds, snapshot_seconds, "
+                "exit_status (warnings stay text lines before it)");
   sub->add_option("command", o->command, "-- COMMAND [ARGS...]: the program to record")->required();
   sub->footer(
       "Exit status: COMMAND's own (128+N when signal N killed it); 125 when iorr itself fails\n"

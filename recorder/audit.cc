@@ -9,6 +9,7 @@
 
 #include <link.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
@@ -154,6 +155,17 @@ long g_pid = 0;  // the process's, for SafeRead
 uintptr_t g_loader_lo = 0, g_loader_hi = 0;
 uintptr_t g_la_version_caller = 0;  // an address in the loader's code (la_version's return)
 
+// Up to n bytes from process pid's address src, through process_vm_readv: the bytes read.
+uint32_t ReadOf(long pid, void* dst, uintptr_t src, uint32_t n) {
+  struct {
+    void* base;
+    unsigned long len;
+  } local = {dst, n}, remote = {reinterpret_cast<void*>(src), n};
+  long got = Raw(SYS_process_vm_readv, pid, reinterpret_cast<long>(&local), 1,
+                 reinterpret_cast<long>(&remote), 1, 0);
+  return got > 0 ? static_cast<uint32_t>(got) : 0;
+}
+
 // Copies up to n bytes from the program's address src, stopping at the first byte that cannot
 // be read (the kernel may have refused a call before reading its arguments): bytes copied.
 // direct: the loader's call, whose arguments are read as they are, up to n bytes or, for a
@@ -165,13 +177,7 @@ uint32_t SafeRead(uint8_t* dst, long src, uint32_t n, bool direct = false, bool 
       if ((dst[i] = from[i]) == 0 && nul) return i + 1;
     return n;
   }
-  struct {
-    void* base;
-    unsigned long len;
-  } local = {dst, n}, remote = {reinterpret_cast<void*>(src), n};
-  long got = Raw(SYS_process_vm_readv, g_pid, reinterpret_cast<long>(&local), 1,
-                 reinterpret_cast<long>(&remote), 1, 0);
-  return got > 0 ? static_cast<uint32_t>(got) : 0;
+  return ReadOf(g_pid, dst, static_cast<uintptr_t>(src), n);
 }
 
 void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direct) {
@@ -410,13 +416,226 @@ extern "C" __attribute__((visibility("default"))) uintptr_t la_symbind64(ElfW(Sy
 constexpr unsigned kBindFlags = 0;  // no symbol binding callbacks
 #endif
 
+// Static TLS (see audit.h): what the objects the loader adds after sizing the static TLS block
+// (the program's libraries, the recording library) need of its surplus, checked as each is
+// added, before any is relocated (where the loader would fail). Only at start: objects a
+// program dlopens later (la_preinit has run) take dynamic TLS unless they are initial-exec,
+// which the loader checks against the optional part alone, as without the module.
+bool g_started = false;     // la_preinit has run
+long g_self = 0;            // the process, for ReadSelf
+uint64_t g_static_tls = 0;  // bytes of static TLS the added objects need
+uint64_t g_tls_room = 0;    // the surplus they may take (0: the environment not read yet)
+// Below this much, the environment is not even read: the recorder's tunable gives more.
+constexpr uint64_t kTlsLookFrom = 4096;
+// Of the surplus, what it holds beyond the optional part (glibc 2.36 adds 144 bytes per
+// namespace twice over, of which the module's namespace takes its C library's part): measured
+// here with the optional part at 6,144 bytes, objects marked DF_STATIC_TLS needing 7,456 bytes
+// in all (a library's 7,136 beside the recording library's and libc's 320) load, 7,488 do not
+// ("cannot allocate memory in static TLS block"). The check allows 1,024: an object within
+// about 300 bytes of the limit runs the program again where it would have fit.
+constexpr uint64_t kTlsSlack = 1024;
+constexpr long kEnvCap = 4l << 20;  // /proc/self/environ and cmdline: ARG_MAX is 2 MiB here
+
+uint32_t ReadSelf(void* dst, uintptr_t src, uint32_t n) {
+  if (g_self == 0) g_self = Raw(SYS_getpid);
+  return ReadOf(g_self, dst, src, n);
+}
+
+char* MapBytes(long n) {
+  long r = Raw(SYS_mmap, 0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
+  return r < 0 && r > -4096 ? nullptr : reinterpret_cast<char*>(r);
+}
+
+// A /proc file of the process, whole, into a fresh mapping (*out): its length, or -1.
+long ReadProc(const char* path, char** out) {
+  char* buf = MapBytes(kEnvCap);
+  if (buf == nullptr) return -1;
+  long fd =
+      Raw(SYS_openat, -100 /* AT_FDCWD */, reinterpret_cast<long>(path), 02000000 /* O_CLOEXEC */);
+  if (fd < 0) return -1;
+  long len = 0;
+  for (;;) {
+    long n = Raw(SYS_read, fd, reinterpret_cast<long>(buf + len), kEnvCap - 1 - len);
+    if (n == -4) continue;  // EINTR
+    if (n <= 0) break;
+    len += n;
+    if (len >= kEnvCap - 1) {
+      len = -1;  // too long to copy whole
+      break;
+    }
+  }
+  Raw(SYS_close, fd);
+  *out = buf;
+  return len;
+}
+
+bool StartsWith(const char* s, const char* prefix) {
+  while (*prefix != 0)
+    if (*s++ != *prefix++) return false;
+  return true;
+}
+
+uint64_t ParseU(const char* s) {
+  uint64_t v = 0;
+  while (*s >= '0' && *s <= '9' && v < (1ull << 40)) v = v * 10 + static_cast<uint64_t>(*s++ - '0');
+  return v;
+}
+
+uint64_t Len(const char* s) {
+  uint64_t n = 0;
+  while (s[n] != 0) ++n;
+  return n;
+}
+
+char* Put(char* at, const char* s) {
+  while (*s != 0) *at++ = *s++;
+  return at;
+}
+
+char* PutU(char* at, uint64_t v) {
+  char d[24];
+  int n = 0;
+  do d[n++] = static_cast<char>('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0) *at++ = d[--n];
+  return at;
+}
+
+// The optional_static_tls tunable in effect: the last one GLIBC_TUNABLES gives (512 without).
+uint64_t OptionalTls(const char* env, long len) {
+  uint64_t v = 512;
+  for (long i = 0; i < len; i += static_cast<long>(Len(env + i)) + 1) {
+    const char* e = env + i;
+    if (!StartsWith(e, "GLIBC_TUNABLES=")) continue;
+    const char* p = e + 15;
+    while (*p != 0) {
+      if (StartsWith(p, kTlsTunableName) && p[Len(kTlsTunableName)] == '=')
+        v = ParseU(p + Len(kTlsTunableName) + 1);
+      while (*p != 0 && *p != ':') ++p;
+      if (*p == ':') ++p;
+    }
+  }
+  return v;
+}
+
+// What an earlier attempt's module said in kEnvTlsRestarts: how many times the program was run
+// again, and with what room (the loader rewrites GLIBC_TUNABLES in place, keeping the first of
+// two entries of a name in what the program then reads, though the last one took effect).
+struct Restarts {
+  uint64_t count = 0, room = 0;
+};
+Restarts EarlierRestarts(const char* env, long len) {
+  Restarts r;
+  for (long i = 0; i < len; i += static_cast<long>(Len(env + i)) + 1) {
+    const char* e = env + i;
+    if (!StartsWith(e, kEnvTlsRestarts) || e[Len(kEnvTlsRestarts)] != '=') continue;
+    const char* p = e + Len(kEnvTlsRestarts) + 1;
+    r.count = ParseU(p);
+    while (*p >= '0' && *p <= '9') ++p;
+    if (*p == ':') r.room = ParseU(p + 1);
+  }
+  return r;
+}
+
+// Runs the program again (see audit.h) with a room of twice what its objects have asked for so
+// far and 8 KiB more (those still to come count in the next attempt's check), unless it has
+// been run again kMaxTlsRestarts times already. Returns where it cannot: the loader goes on
+// and fails as it would.
+void RunAgainWithRoom(const char* env, long env_len) {
+  uint64_t restarts = EarlierRestarts(env, env_len).count;
+  if (restarts >= kMaxTlsRestarts) return;
+  char* cmd = nullptr;
+  long cmd_len = ReadProc("/proc/self/cmdline", &cmd);
+  if (cmd_len <= 0) return;
+  uint64_t room = (2 * g_static_tls + 8192 + 4095) & ~uint64_t{4095};
+  // The new environment: the old one's strings, GLIBC_TUNABLES with the room appended (it wins
+  // over any earlier value), the restart variable replaced; then both pointer arrays.
+  char* strings = MapBytes(env_len + 4096);
+  char** envp = reinterpret_cast<char**>(MapBytes((env_len + 4) * 8));  // ("" entries)
+  char** argv = reinterpret_cast<char**>(MapBytes((cmd_len + 2) * 8));
+  if (strings == nullptr || envp == nullptr || argv == nullptr) return;
+  char* w = strings;
+  int n = 0;
+  bool tunables = false;
+  for (long i = 0; i < env_len; i += static_cast<long>(Len(env + i)) + 1) {
+    const char* e = env + i;
+    if (StartsWith(e, kEnvTlsRestarts) && e[Len(kEnvTlsRestarts)] == '=') continue;
+    envp[n++] = w;
+    w = Put(w, e);
+    if (StartsWith(e, "GLIBC_TUNABLES=")) {
+      tunables = true;
+      if (e[15] != 0) *w++ = ':';
+      w = PutU(Put(Put(w, kTlsTunableName), "="), room);
+    }
+    *w++ = 0;
+  }
+  if (!tunables) {
+    envp[n++] = w;
+    w = PutU(Put(Put(Put(w, "GLIBC_TUNABLES="), kTlsTunableName), "="), room);
+    *w++ = 0;
+  }
+  envp[n++] = w;
+  w = Put(Put(w, kEnvTlsRestarts), "=");
+  w = PutU(Put(PutU(Put(PutU(w, restarts + 1), ":"), room), ":"), g_static_tls);
+  *w++ = 0;
+  envp[n] = nullptr;
+  int a = 0;
+  for (long i = 0; i < cmd_len; i += static_cast<long>(Len(cmd + i)) + 1) argv[a++] = cmd + i;
+  argv[a] = nullptr;
+  // (Syscall User Dispatch and the module's SIGSYS handler end with the image.)
+  Raw(SYS_execve, reinterpret_cast<long>("/proc/self/exe"), reinterpret_cast<long>(argv),
+      reinterpret_cast<long>(envp));
+}
+
+void CheckStaticTls(struct link_map* map) {
+  if (g_started || map->l_name == nullptr || map->l_name[0] == 0) return;  // "": the program
+  ElfW(Ehdr) eh;
+  if (ReadSelf(&eh, map->l_addr, sizeof(eh)) != sizeof(eh) || eh.e_ident[0] != 0x7f ||
+      eh.e_ident[1] != 'E' || eh.e_ident[2] != 'L' || eh.e_ident[3] != 'F' ||
+      eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum > 64)
+    return;
+  ElfW(Phdr) ph[64];
+  uint32_t bytes = static_cast<uint32_t>(eh.e_phnum * sizeof(ElfW(Phdr)));
+  if (ReadSelf(ph, map->l_addr + eh.e_phoff, bytes) != bytes) return;
+  // Only an object the link editor marked as using static TLS (initial-exec accesses:
+  // DF_STATIC_TLS) takes it; another's TLS is allocated per thread as it is first used.
+  bool static_tls = false;
+  ElfW(Dyn) dyn[64];
+  for (uintptr_t at = reinterpret_cast<uintptr_t>(map->l_ld), k = 0;
+       at != 0 && k < 16 && !static_tls; ++k, at += sizeof(dyn)) {
+    uint32_t got = ReadSelf(dyn, at, sizeof(dyn)) / sizeof(ElfW(Dyn));
+    bool end = got == 0;
+    for (uint32_t j = 0; j < got && !end; ++j) {
+      if (dyn[j].d_tag == DT_NULL) end = true;
+      if (dyn[j].d_tag == DT_FLAGS && (dyn[j].d_un.d_val & DF_STATIC_TLS)) static_tls = true;
+    }
+    if (end) break;
+  }
+  if (!static_tls) return;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    if (ph[i].p_type != PT_TLS) continue;
+    uint64_t align = ph[i].p_align > 1 ? ph[i].p_align : 1;
+    g_static_tls = (g_static_tls + ph[i].p_memsz + align - 1) / align * align;
+  }
+  if (g_static_tls <= kTlsLookFrom || (g_tls_room != 0 && g_static_tls <= g_tls_room)) return;
+  char* env = nullptr;
+  long env_len = ReadProc("/proc/self/environ", &env);
+  if (env_len < 0) return;
+  uint64_t optional = OptionalTls(env, env_len), earlier = EarlierRestarts(env, env_len).room;
+  g_tls_room = (optional > earlier ? optional : earlier) + kTlsSlack;
+  if (g_static_tls > g_tls_room) RunAgainWithRoom(env, env_len);
+  Raw(SYS_munmap, reinterpret_cast<long>(env), kEnvCap);
+}
+
 // Called by the loader for each object it adds, the loader itself among the first: the one
 // whose executable segment holds la_version's caller is the loader (see g_loader_lo). Its ELF
 // header and program headers are read through process_vm_readv: an object's load bias is its
 // header's address only where its first segment is at address 0 (a program linked with another
 // image base: nothing is mapped there). Asks for no other auditing of the object (kBindFlags).
-extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct link_map* map, Lmid_t,
-                                                                      uintptr_t*) {
+extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct link_map* map,
+                                                                      Lmid_t lmid, uintptr_t*) {
+  if (map != nullptr && lmid == LM_ID_BASE) CheckStaticTls(map);
   if (g_loader_hi != 0 || map == nullptr || g_la_version_caller == 0 || g_pid == 0)
     return kBindFlags;
   ElfW(Ehdr) eh;
@@ -440,3 +659,7 @@ extern "C" __attribute__((visibility("default"))) unsigned la_objopen(struct lin
   }
   return kBindFlags;
 }
+
+// After the objects of the program's start are relocated, before their constructors: objects
+// added from now on are dlopen's (CheckStaticTls).
+extern "C" __attribute__((visibility("default"))) void la_preinit(uintptr_t*) { g_started = true; }

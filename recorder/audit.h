@@ -27,6 +27,18 @@ inline constexpr long kMaxXattrValue = 4096;
 
 // "UDITLOG2": the layout below (a module and a library of different builds must not read each
 // other's logs; "UDITLOG1" had no seccomp_installs).
+// Static TLS (la_objopen in audit.cc): with an audit module the loader sizes the static TLS
+// block before it loads the program's libraries, which then must fit in its surplus (sized by
+// the glibc.rtld.optional_static_tls tunable: kAuditTunable in protocol.h). A program whose
+// libraries need more (rustc's librustc_driver: 23 KiB) failed to start when recorded ("cannot
+// allocate memory in static TLS block", status 127). The module then runs the program again,
+// before any of its code has run, with a room its libraries fit in, appending the tunable to
+// GLIBC_TUNABLES and telling the new image in this variable ("RESTARTS:ROOM:NEEDED"), which the
+// recording library notes and takes out of the environment with the tunable it appended.
+inline constexpr const char* kEnvTlsRestarts = "IORR_TLS_RESTARTS";
+inline constexpr const char* kTlsTunableName = "glibc.rtld.optional_static_tls";
+inline constexpr int kMaxTlsRestarts = 3;
+
 inline constexpr uint64_t kAuditMagic = 0x32474f4c54494455ull;
 inline constexpr uint32_t kAuditLogBytes = 256u << 10;
 

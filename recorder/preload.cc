@@ -1957,6 +1957,39 @@ void RemoveFirstFromList(const char* name, const char* first) {
 
 void RemoveSelfFromPreload() { RemoveFirstFromList("LD_PRELOAD", g_lib); }
 
+// NAME's list without `last`, which the audit module put at its end (":" before it, or alone).
+void RemoveLastFromList(const char* name, const char* last) {
+  char* v = getenv(name);
+  if (v == nullptr) return;
+  size_t len = strlen(v), n = strlen(last);
+  if (len == n && strcmp(v, last) == 0)
+    Unsetenv(name);
+  else if (len > n && strcmp(v + len - n, last) == 0 && v[len - n - 1] == ':')
+    v[len - n - 1] = 0;
+}
+
+// A program the audit module ran again for its libraries' static TLS (audit.h): noted, and
+// the environment as it was (but for the larger room, which the program's children do not get).
+void NoteTlsRestart() {
+  const char* r = getenv(kEnvTlsRestarts);
+  if (r == nullptr) return;
+  char* end;
+  long restarts = strtol(r, &end, 10);
+  long room = *end == ':' ? strtol(end + 1, &end, 10) : 0;
+  long need = *end == ':' ? strtol(end + 1, &end, 10) : 0;
+  char note[320];
+  snprintf(note, sizeof(note),
+           "capture %u: run again by the audit module (%ld time%s) with %ld bytes of optional "
+           "static TLS: its libraries need %ld, more than the loader's room beside the module; "
+           "the loader's calls of the first attempt%s are not in the trace",
+           g_pid, restarts, restarts == 1 ? "" : "s", room, need, restarts == 1 ? "" : "s");
+  WriteNote(note);
+  char entry[96];
+  snprintf(entry, sizeof(entry), "%s=%ld", kTlsTunableName, room);
+  Unsetenv(kEnvTlsRestarts);
+  RemoveLastFromList("GLIBC_TUNABLES", entry);
+}
+
 long ParseLong(const char* s, long dflt) {
   if (s == nullptr || *s == 0) return dflt;
   char* end;
@@ -2537,6 +2570,7 @@ __attribute__((constructor(102))) void Init() {
   }
   if (!RecordExecFromEnv()) AdoptSpawnWindow();
   DropAuditLog();
+  NoteTlsRestart();
   // Completeness beyond the PLT (IORR_DISPATCH=0 turns it off, e.g. to measure its cost).
   const char* dispatch = getenv("IORR_DISPATCH");
   if (getenv(kEnvTraced)) {  // a debugger's inferior: traced since before this image

@@ -3770,6 +3770,53 @@ C
       fail "audit module: a library with 4 KiB of initial-exec TLS: status $st, '$out'"
     fi
   fi
+  # Libraries with more initial-exec TLS than that room (rustc's librustc_driver: 23 KiB; rustc
+  # and cargo exited 127 recorded, "cannot allocate memory in static TLS block"): the audit
+  # module runs the program again before any of its code with a room they fit in, the trace
+  # notes it, and the program sees the environment it would have (no restart variable, the
+  # recorder's tunable as with a small library). Two libraries (12 and 20 KiB), so that the
+  # room asked for at the first library's overflow must cover the second in one more run at
+  # most; the program's own calls are recorded.
+  printf '__thread char big12[12288] __attribute__((tls_model("initial-exec")));\nchar* get12(void) { big12[0] = 1; return big12; }\n' > tls12.c
+  printf '__thread char big20[20480] __attribute__((tls_model("initial-exec")));\nchar* get20(void) { big20[20479] = 2; return big20; }\n' > tls20.c
+  cat > tlsbig.c << 'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+char* get12(void);
+char* get20(void);
+int main(void) {
+  const char* t = getenv("GLIBC_TUNABLES");
+  close(open("tlsbig.mark", O_RDONLY));
+  printf("ok %d %d tunables=%s restarts=%s\n", get12()[0], get20()[20479], t ? t : "-",
+         getenv("IORR_TLS_RESTARTS") ? "seen" : "none");
+  return 0;
+}
+C
+  : > tlsbig.mark
+  if cc -shared -fPIC tls12.c -o libtls12.so 2> /dev/null &&
+     cc -shared -fPIC tls20.c -o libtls20.so 2> /dev/null &&
+     cc tlsbig.c -o tlsbig -L. -ltls12 -ltls20 -Wl,-rpath,"$PWD" 2> /dev/null; then
+    printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { const char* t = getenv("GLIBC_TUNABLES"); printf("tunables=%%s\\n", t ? t : "-"); return 0; }\n' > tlsenv.c
+    cc tlsenv.c -o tlsenv 2> /dev/null
+    small=$(IORR_AUDIT=1 timeout 30 "$iorr" record -q -o tls.iorr -- ./tlsenv 2>&1)
+    for how in default IORR_PATCH=1; do
+      out=$(env "${how/default/IORR_X=}" IORR_AUDIT=1 timeout 30 "$iorr" record -q -o tlsbig.iorr -- ./tlsbig 2>&1)
+      st=$?
+      note=$("$iorr" stats tlsbig.iorr 2> /dev/null | grep -o 'run again by the audit module ([0-9]* times\?)')
+      marks=$("$iorr" dump tlsbig.iorr 2> /dev/null | grep -c 'openat(AT_FDCWD, "tlsbig.mark"' || :)
+      what="audit module: libraries with 32 KiB of initial-exec TLS ($how)"
+      if [[ $st != 0 || $out != "ok 1 2 tunables=$(printf '%s' "$small" | sed -n 's/.*tunables=//p')"* ||
+        $out != *"restarts=none" ]]; then
+        fail "$what: status $st, '$out'"
+      elif [[ -z $note || $marks != 1 ]]; then
+        fail "$what: note '${note:-none}', $marks opens of tlsbig.mark in the trace"
+      else
+        ok "$what: '$out', $note"
+      fi
+    done
+  fi
   # The room is carved from every thread's stack: a thread of PTHREAD_STACK_MIN must still
   # start (pthread_create returned EINVAL with 16 KiB of room).
   cat > smallstack.c << 'C'

@@ -38,6 +38,7 @@ void RegisterStats(CLI::App& app, Action* action);
 void RegisterReplay(CLI::App& app, Action* action);
 void RegisterCalibrate(CLI::App& app, Action* action);
 void RegisterModel(CLI::App& app, Action* action);
+void RegisterReport(CLI::App& app, Action* action);
 // `record` exits 125 for its own errors, CLI11 parse errors included (main.cc).
 void RegisterRecord(CLI::App& app, Action* action);
 // `import` has one sub-subcommand per source format; `import` is the parent CLI::App.
@@ -73,11 +74,13 @@ class Progress {
   explicit Progress(std::string what, uint64_t total = 0);
   ~Progress();
   void Update(uint64_t done);  // cheap: checks the clock every 64k calls at most
+  void Step(uint64_t done);    // for work in a few long steps: checks the clock every call
   void Done();
 
  private:
   std::string what_;
   uint64_t total_;
+  void Show(uint64_t done);
   bool enabled_;
   bool shown_ = false;
   uint32_t calls_ = 0;

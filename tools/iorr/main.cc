@@ -22,6 +22,14 @@ Progress::~Progress() { Done(); }
 
 void Progress::Update(uint64_t done) {
   if (!enabled_ || (++calls_ & 0xffff) != 0) return;
+  Show(done);
+}
+
+void Progress::Step(uint64_t done) {
+  if (enabled_) Show(done);
+}
+
+void Progress::Show(uint64_t done) {
   auto now = std::chrono::steady_clock::now();
   if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200))
     return;
@@ -109,6 +117,7 @@ int main(int argc, char** argv) {
   RegisterReplay(app, &action);
   RegisterCalibrate(app, &action);
   RegisterModel(app, &action);
+  RegisterReport(app, &action);
   RegisterRecord(app, &action);
   const CLI::App* record = app.get_subcommand("record");
   CLI::App* import = app.add_subcommand(

@@ -2,117 +2,25 @@
 // the write cache on or off and barriers on or off, from a first ext4 (data=ordered) model.
 // Prints one row per configuration; every row says its models are unvalidated until checked
 // against a real run.
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/block_stream.h"
-#include "model/fs_model.h"
-#include "model/json_fields.h"
-#include "model/profile.h"
 #include "tools/iorr/cli.h"
-#include "traces/block.h"
+#include "tools/iorr/model_table.h"
 #include "traces/json.h"
-#include "traces/jsonl.h"
-#include "traces/reader.h"
-
-#ifndef IORR_PROFILE_DIR
-#define IORR_PROFILE_DIR "model/profiles"
-#endif
 
 namespace iorr::cli {
 namespace {
 
-struct Options {
-  std::string trace;
-  std::string disk = "hdd-7200";
-  std::vector<std::string> fs = {"ext4"};
-  std::vector<std::string> cache = {"on", "off"};
-  std::vector<std::string> barrier = {"on", "off"};
-  uint64_t mem = 0;
-  double dirty_ratio = 0, dirty_background_ratio = 0;
+struct Options : ModelOptions {
   bool json = false;
-  std::string timing = "program";
-  std::vector<std::string> only;
-  std::vector<std::string> cpu;
-  uint64_t journal_mb = 128;
   bool csv = false;
 };
 
-std::string ProfilePath(const std::string& disk) {
-  if (disk.find('/') != std::string::npos ||
-      (disk.size() > 5 && disk.substr(disk.size() - 5) == ".json"))
-    return disk;
-  const char* dir = std::getenv("IORR_PROFILES");
-  return std::string(dir ? dir : IORR_PROFILE_DIR) + "/" + disk + ".json";
-}
-
-struct Row {
-  std::string fs, cache, barrier;
-  int64_t elapsed_ns = 0, io_wait_ns = -1;  // io_wait -1: not applicable (block stream)
-  int64_t cpu_ns = 0, writeback_cpu_ns = 0;
-  uint64_t commits = 0;
-  uint64_t events = 0;                        // events the model ran (after --only)
-  uint64_t asked_flushes = 0, asked_fua = 0;  // as the file system asked (call traces)
-  model::DeviceStats d;
-  // Set when a validation file (see LoadValidation) has this fs x cache x barrier on this
-  // profile: the largest errors tools/bench/model-vs-real.sh measured, as fractions.
-  bool validated = false;
-  double time_error = 0, flush_error = 0;
-};
-
-// What tools/bench/model-vs-real.sh measured for a profile, kept beside it as
-// NAME.validation.json: {"profile": NAME, "command": ..., "rows": [{"fs": "ext4", "cache":
-// "on", "barrier": "on", "time_error": -0.12, "flush_error": 0.03, ...}]}. Rows of the model
-// output that match get "validated" with those errors; a profile without the file (every
-// shipped one: nobody here has the hardware) stays "unvalidated".
-void ApplyValidation(const std::string& profile_path, std::vector<Row>* rows) {
-  std::string path = profile_path;
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
-    path.resize(path.size() - 5);
-  path += ".validation.json";
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return;
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  trace::json::Parser p;
-  if (!p.Parse(text) || p.value(0).type != trace::json::Type::kObject)
-    throw Error(path + ": not a validation file: " + p.error());
-  const trace::json::Value* list = model::jsonfields::Fields(p, 0, "").Find("rows");
-  if (!list || list->type != trace::json::Type::kArray) throw Error(path + ": \"rows\": missing");
-  uint32_t i = list->size ? static_cast<uint32_t>(list->first) : 0;
-  for (uint32_t k = 0; k < list->size; ++k, i = p.value(i).next) {
-    model::jsonfields::Fields row(p, i, "rows[" + std::to_string(k) + "].");
-    std::string fs, cache, barrier;
-    for (auto [key, out] : {std::pair{"fs", &fs}, {"cache", &cache}, {"barrier", &barrier}})
-      if (Status st = row.String(key, out, true); !st) throw Error(path + ": " + st.message());
-    double time_error = 0, flush_error = 0;
-    for (auto [key, out] : {std::pair{"time_error", &time_error}, {"flush_error", &flush_error}})
-      if (row.Find(key))
-        if (Status st = row.Number(key, out); !st) throw Error(path + ": " + st.message());
-    for (Row& r : *rows)
-      if (r.fs == fs && r.cache == cache && r.barrier == barrier) {
-        r.validated = true;
-        r.time_error = time_error;
-        r.flush_error = flush_error;
-      }
-  }
-}
-
-std::string Checked(const Row& r) {
-  if (!r.validated) return "unvalidated";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "validated (time %+.0f%%, flushes %+.0f%%)", 100 * r.time_error,
-                100 * r.flush_error);
-  return buf;
-}
+using Row = ModelRow;
 
 void AppendRowJson(std::string& out, const Row& r) {
   char buf[768];
@@ -181,94 +89,11 @@ void AppendCapturedJson(std::string& out, const model::BlockStream& s) {
 }
 
 int Run(const Options& o) {
-  auto profile = model::LoadProfile(ProfilePath(o.disk));
-  if (!profile.ok()) throw Error(profile.status().message());
-  auto reader = trace::TraceReader::Open(o.trace);
-  if (!reader.ok()) throw Error(reader.status().message());
-  auto is_block = model::IsBlockTrace(o.trace);
-  if (!is_block.ok()) throw Error(o.trace + ": " + is_block.status().message());
-
-  std::optional<model::BlockStream> stream;
-  std::vector<std::string> fss;
-  if (*is_block) {
-    // A block stream captured from a real run: the device model alone, on what the kernel sent.
-    auto s = model::ReadBlockStream(o.trace, trace::block::kQueue);
-    if (!s.ok()) throw Error(o.trace + ": " + s.status().message());
-    if (s->requests.empty()) throw Error(o.trace + ": no block requests at queue level");
-    stream = std::move(*s);
-    fss = {"block"};
-  } else {
-    for (const std::string& f : o.fs) {
-      const auto& names = model::FsModelNames();
-      if (std::find(names.begin(), names.end(), f) == names.end()) {
-        std::string known;
-        for (std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
-        throw Error("--fs " + f + ": no such file-system model (known: " + known + ")");
-      }
-    }
-    fss = o.fs;
-  }
-
-  model::FsModelOptions fo;
-  const trace::Header& h = (*reader)->header();
-  auto num = [&](std::string_view key, double dflt) {
-    std::string v(h.Get(key));
-    char* end = nullptr;
-    double d = v.empty() ? 0 : std::strtod(v.c_str(), &end);
-    return d > 0 ? d : dflt;
-  };
-  fo.mem_bytes =
-      o.mem ? o.mem : static_cast<uint64_t>(num(trace::key::kRamBytes, 8.0 * (1ull << 30)));
-  fo.dirty_ratio = o.dirty_ratio > 0 ? o.dirty_ratio : num(trace::key::kDirtyRatio, 20);
-  fo.dirty_background_ratio = o.dirty_background_ratio > 0
-                                  ? o.dirty_background_ratio
-                                  : num(trace::key::kDirtyBackgroundRatio, 10);
-
-  std::vector<model::CallCosts> tables;
-  for (const std::string& path : o.cpu) {
-    auto t = model::LoadCallCosts(path);
-    if (!t.ok()) throw Error(t.status().message());
-    tables.push_back(std::move(*t));
-  }
-  fo.think = o.timing == "program";
-  fo.journal_bytes = o.journal_mb << 20;
-  fo.only = o.only;
-  std::vector<Row> rows;
-  std::map<std::string, uint64_t> not_modelled;
-  for (const std::string& fs : fss)
-    for (const std::string& c : o.cache)
-      for (const std::string& b : o.barrier) {
-        model::DeviceSettings ds;
-        ds.write_cache = c == "on";
-        ds.barriers = b == "on";
-        auto dev = model::MakeDevice(*profile, ds);
-        if (!dev.ok()) throw Error(dev.status().message());
-        Row row{fs, c, b};
-        if (stream) {
-          model::BlockRunResult r = model::RunBlockStream(*stream, **dev);
-          row.elapsed_ns = r.elapsed_ns;
-          row.d = r.device;
-        } else {
-          model::FsModelOptions fso = fo;
-          for (const model::CallCosts& t : tables)
-            if (t.fs == fs) fso.costs = &t;
-          auto r = model::RunFsModel(fs, o.trace, **dev, fso);
-          if (!r.ok()) throw Error(o.trace + ": " + r.status().message());
-          row.elapsed_ns = r->elapsed_ns;
-          row.io_wait_ns = r->io_wait_ns;
-          row.cpu_ns = r->cpu_ns;
-          row.writeback_cpu_ns = r->writeback_cpu_ns;
-          row.commits = r->commits;
-          row.events = r->events;
-          row.asked_flushes = r->asked_flushes;
-          row.asked_fua = r->asked_fua;
-          row.d = r->device;
-          if (rows.empty()) not_modelled = r->not_modelled;
-        }
-        rows.push_back(row);
-      }
-
-  ApplyValidation(ProfilePath(o.disk), &rows);
+  WhatIf what_if(o);
+  ModelTable table = what_if.Run();
+  const std::vector<Row>& rows = table.rows;
+  const std::map<std::string, uint64_t>& not_modelled = table.not_modelled;
+  const model::BlockStream* stream = what_if.stream();
   std::string out;
   if (o.csv) {
     out =
@@ -293,7 +118,7 @@ int Run(const Options& o) {
     out = "{\"trace\":";
     AppendJsonString(out, o.trace);
     out += ",\"disk\":";
-    AppendJsonString(out, profile->name);
+    AppendJsonString(out, table.disk);
     out += ",\"input\":";
     out += stream ? "\"block-stream\"," : "\"calls\",";
     if (stream) AppendCapturedJson(out, *stream);
@@ -329,7 +154,7 @@ int Run(const Options& o) {
                   "journal MB", "meta MB", "dev busy s", "checked");
     out += buf;
     for (const Row& r : rows) AppendRowText(out, r);
-    out += "disk " + profile->name + " (" + std::string(o.disk) + "); ";
+    out += "disk " + table.disk + " (" + std::string(o.disk) + "); ";
     out += stream ? "block stream replayed open loop at its recorded times; " : "";
     bool any = false;
     for (const Row& r : rows) any = any || r.validated;

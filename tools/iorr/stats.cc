@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/iorr/cli.h"
+#include "tools/iorr/event_counts.h"
 #include "traces/json.h"
 #include "traces/names.h"
 #include "traces/reader.h"
@@ -115,9 +116,7 @@ int Run(const Options& o) {
   struct stat st {};
   uint64_t file_bytes = ::stat(o.trace.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 
-  uint64_t per_tag[trace::kMaxTag + 1] = {};
-  std::map<int64_t, uint64_t> other_nr;  // calls outside the table, by syscall number
-  std::map<int, uint64_t> errors;
+  EventCounts counts;  // calls, errors, bytes and times, as `iorr report` counts them
   // Distinct paths: only the first use of a chunk's table entry goes to the global set (the
   // writer refers to strings already in its table, so entries repeat only where a listing's
   // names do).
@@ -126,11 +125,10 @@ int Run(const Options& o) {
   std::vector<std::string_view> new_in_chunk;  // first uses of the chunk's table entries
   std::set<uint32_t> pids;
   std::set<std::pair<uint32_t, uint32_t>> threads;
-  uint64_t events = 0, chunks = 0, bytes_read = 0, bytes_written = 0;
+  uint64_t chunks = 0;
   // How far behind its own events a chunk's watermark lags: how far back a later chunk may still
   // reach, so how much a merged reader must hold (a process killed mid-call pins it).
   int64_t max_lag_units = 0;
-  int64_t first = INT64_MAX, last = INT64_MIN;
 
   Progress progress("reading", file_bytes);
   trace::Chunk chunk;
@@ -147,20 +145,8 @@ int Run(const Options& o) {
       throw Error(o.trace + ": " + s.message());
     seen_in_chunk.clear();
     while (cursor.Next(&e)) {
+      counts.Add(e);
       const trace::CallSpec& spec = e.spec();
-      ++per_tag[spec.tag];
-      if (e.call == trace::CallId::other) ++other_nr[e.args[0].i];
-      if (e.failed()) ++errors[e.err()];
-      first = std::min(first, e.start_ns);
-      last = std::max(last, e.end_ns);
-      if (e.ret > 0) {
-        if (spec.effect == trace::Effect::kRead) bytes_read += static_cast<uint64_t>(e.ret);
-        if (spec.effect == trace::Effect::kWrite) bytes_written += static_cast<uint64_t>(e.ret);
-        if (spec.effect == trace::Effect::kCopy) {
-          bytes_read += static_cast<uint64_t>(e.ret);
-          bytes_written += static_cast<uint64_t>(e.ret);
-        }
-      }
       for (int i = 0; i < spec.nargs; ++i) {
         if (spec.args[i].kind != trace::ArgKind::kPath || e.args[i].null) continue;
         uint32_t id = e.args[i].string_id;
@@ -169,7 +155,6 @@ int Run(const Options& o) {
         seen_in_chunk[id] = 1;
         new_in_chunk.push_back(e.args[i].s);
       }
-      ++events;
     }
     files.InsertAll(new_in_chunk);  // the views point into the chunk, still loaded
     new_in_chunk.clear();
@@ -179,22 +164,10 @@ int Run(const Options& o) {
   if (!r.status().ok()) throw Error(o.trace + ": " + r.status().message());
   std::string warning = r.IntegrityWarning();
 
-  // Calls by name, most frequent first.
-  std::vector<std::pair<std::string, uint64_t>> calls;
-  for (const auto& c : trace::kCalls)
-    if (per_tag[c.tag] && c.tag != static_cast<uint16_t>(trace::CallId::other))
-      calls.emplace_back(std::string(c.name), per_tag[c.tag]);
-  for (const auto& [nr, n] : other_nr) {
-    std::string_view name = trace::SyscallName(static_cast<int>(nr));
-    calls.emplace_back(name.empty() ? "syscall_" + std::to_string(nr) : std::string(name), n);
-  }
-  std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
-  // (Hostile times can run backwards, or span more than an int64 holds: 0, and the maximum.)
-  int64_t duration = 0;
-  if (events && last > first && __builtin_sub_overflow(last, first, &duration))
-    duration = INT64_MAX;
+  const auto calls = counts.CallsByCount();
+  const uint64_t events = counts.events, bytes_read = counts.bytes_read,
+                 bytes_written = counts.bytes_written;
+  const int64_t duration = counts.Duration();
   double per_event = events ? static_cast<double>(file_bytes) / static_cast<double>(events) : 0;
 
   std::string out;
@@ -222,7 +195,7 @@ int Run(const Options& o) {
     }
     out += "},\"errors\":{";
     bool comma = false;
-    for (const auto& [err, n] : errors) {
+    for (const auto& [err, n] : counts.errors) {
       if (comma) out += ",";
       comma = true;
       std::string_view name = trace::ErrnoName(err);
@@ -261,9 +234,9 @@ int Run(const Options& o) {
       std::snprintf(buf, sizeof buf, "  %-20s %12s\n", name.c_str(), Thousands(n).c_str());
       out += buf;
     }
-    if (!errors.empty()) {
+    if (!counts.errors.empty()) {
       out += "errors\n";
-      for (const auto& [err, n] : errors) {
+      for (const auto& [err, n] : counts.errors) {
         std::string_view name = trace::ErrnoName(err);
         std::snprintf(buf, sizeof buf, "  %-20s %12s\n",
                       name.empty() ? std::to_string(err).c_str() : std::string(name).c_str(),

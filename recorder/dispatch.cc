@@ -99,8 +99,6 @@ struct KSigaction {
 constexpr unsigned long kSaRestorer = 0x04000000;
 void* const kDfl = nullptr;                     // SIG_DFL
 void* const kIgn = reinterpret_cast<void*>(1);  // SIG_IGN
-bool g_program_had_handler = false;             // DispatchEverHandled
-constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 
 bool g_enabled = false;
 bool g_tracee = false;             // PTRACE_TRACEME: nothing of this process is armed again
@@ -269,7 +267,9 @@ void iorr_handler_entry(int sig, siginfo_t* info, void* ctx, unsigned stub) {
     t_hot.selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK
   else if (inside)
     CountUnwatchedHandlerRun();  // its libc calls go natively: noted, not silently missed
+  ++t_hot.program_handlers;      // (PatchNow waits while a frame is live)
   reinterpret_cast<void (*)(int, siginfo_t*, void*)>(h)(sig, info, ctx);
+  --t_hot.program_handlers;
   // The interrupted call's real function goes on (or restarts) at ALLOW; not where the thread
   // is inside no call any more (a fork child's state starts afresh: AfterForkChildOf).
   if (block && t_hot.depth != 0) t_hot.selector = 0;
@@ -524,12 +524,6 @@ long Sigaction(const long* a) {
   // killed the process with SIGSEGV: review of stop 35).
   if (a[3] != 8) return Raw(SYS_rt_sigaction, a);
   if (a[1] != 0 && RawSyscall6(SYS_rt_sigaction, SIGKILL, a[1], 0, 8) == -EFAULT) return -EFAULT;
-  // A handler the program installs, even one it takes down again (or SA_RESETHAND does) while a
-  // frame of it is live: see DispatchEverHandled. (32 and 33: glibc's own.)
-  if (a[1] != 0 && sig != 32 && sig != 33) {
-    void* handler = reinterpret_cast<const KSigaction*>(a[1])->handler;
-    if (handler != kDfl && handler != kIgn) g_program_had_handler = true;
-  }
   if (g_flush_signals && sig > 0 && sig < 65 && (kFlushSet & SigBit(sig)))
     return FlushSigaction(sig, a);
   if (g_flush_signals && !g_crash_given_back && a[1] != 0) {
@@ -999,15 +993,13 @@ void FlushSignalsInstall() {
   g_flush_signals = true;
 }
 
-bool DispatchEverHandled() { return g_program_had_handler; }
-
-int DispatchHandledSignal() {
+int DispatchUnenteredSignal() {
   for (int sig = 1; sig <= 64; ++sig) {
     // (32 and 33 are glibc's own, for pthread_cancel and setuid in a process with other
     // threads: with one thread, none can send them.)
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == 32 || sig == 33) continue;
     KSigaction cur = {};
-    if (HandledSignal(sig, &cur)) return sig;
+    if (HandledSignal(sig, &cur) && !EntryHandler(cur.handler)) return sig;
   }
   return 0;
 }

@@ -2918,7 +2918,7 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
 bool g_patch_from_handler = false;
 
 namespace {
-void PatchNow(uintptr_t* resume_at);
+void PatchNow(uintptr_t* resume_at, bool before_thread = false);
 }  // namespace
 
 IORR_COLD void PatchLater() {
@@ -2935,6 +2935,19 @@ IORR_COLD void PatchLater() {
     return;
   }
   PatchNow(nullptr);
+}
+
+// The program is about to start its first thread (the pthread_create wrapper): the last moment
+// the switch can come, since code is rewritten only in a process of one thread (PatchInstall).
+// After it every call libc makes itself (futex, mmap, its stdio's reads and writes) would trap
+// for the rest of the process's life: 4 Python threads of 1-byte writes ran 1.7x plain with
+// dispatch against 1.15x patched from the start (stop 36). Not inside a call, a trapped call
+// or the library's work (a handler's thread), nor in a vfork child.
+IORR_COLD void PatchBeforeThread() {
+  if (!g_patch_pending || DispatchTracee() || t_hot.vm_child || t_hot.in_handler ||
+      t_hot.depth != 0 || !t_hot.armed || ProgramThreads() != 1)
+    return;
+  PatchNow(nullptr, true);
 }
 
 // A process whose calls all trap (a program doing its I/O through stdio alone: libc's own
@@ -2970,19 +2983,27 @@ IORR_COLD void PatchFromHandler(long nr, uintptr_t site, uintptr_t* resume_at) {
 }
 
 namespace {
-void PatchNow(uintptr_t* resume_at) {
+void PatchNow(uintptr_t* resume_at, bool before_thread) {
+  // Not while a frame of the program's signal handlers is live on the thread (the only one):
+  // this call may be inside one, and the context it interrupted may be inside a window about
+  // to be rewritten (a trapped call returns there, and a signal is delivered at any
+  // instruction). The next calls try again. Every handler runs behind the library's entry,
+  // which counts its frames (stop 36; until then a process that had ever installed a handler
+  // kept dispatch for good, and so paid a trap for each of libc's own calls: shells, make,
+  // Python, sqlite3's shell); one that does not (set where rt_sigaction was not caught, or past
+  // the 256 entries) cannot be counted, and its process keeps dispatch.
+  if (t_hot.program_handlers != 0) {
+    t_hot.patch_calls = 0;
+    g_patch_from_handler = false;
+    return;
+  }
   g_patch_pending = false;
-  // Not while the program has a signal handler: this call may be inside one, and the context
-  // it interrupted may be inside a window about to be rewritten (a trapped call returns there,
-  // and a signal is delivered at any instruction). Such a program keeps dispatch.
-  if (int sig = DispatchHandledSignal(); sig != 0 || DispatchEverHandled()) {
+  if (int sig = DispatchUnenteredSignal(); sig != 0) {
     char note[160];
-    if (sig != 0)
-      snprintf(note, sizeof(note),
-               "capture: Syscall User Dispatch (not patched: the program handles signal %d)", sig);
-    else
-      snprintf(note, sizeof(note),
-               "capture: Syscall User Dispatch (not patched: the program had a signal handler)");
+    snprintf(note, sizeof(note),
+             "capture: Syscall User Dispatch (not patched: the program handles signal %d "
+             "without the library's entry)",
+             sig);
     WriteNote(note);
     return;
   }
@@ -3001,10 +3022,24 @@ void PatchNow(uintptr_t* resume_at) {
   }
   char why[256] = "";
   char note[320];
-  if (PatchInstall(why, sizeof(why), resume_at)) {
+  // No handler of the program's may run while the code is half rewritten (its libc calls would
+  // run it): signals wait for the end, but for SIGSYS (a trap while it is blocked kills) and
+  // those a fault raises.
+  uint64_t hold = ~(SigBit(SIGSYS) | SigBit(SIGSEGV) | SigBit(SIGBUS) | SigBit(SIGILL) |
+                    SigBit(SIGFPE) | SigBit(SIGTRAP)),
+           mask = 0;
+  RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&hold),
+              reinterpret_cast<long>(&mask), sizeof(uint64_t));
+  bool installed = PatchInstall(why, sizeof(why), resume_at);
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask), 0, sizeof(uint64_t));
+  if (installed) {
     DispatchDisarmThread();
-    snprintf(note, sizeof(note), "capture: patched system call sites after %d calls%s (%s)",
-             g_patch_after, resume_at != nullptr ? ", from a trapped call" : "", why);
+    if (before_thread)
+      snprintf(note, sizeof(note),
+               "capture: patched system call sites before the program's first thread (%s)", why);
+    else
+      snprintf(note, sizeof(note), "capture: patched system call sites after %d calls%s (%s)",
+               g_patch_after, resume_at != nullptr ? ", from a trapped call" : "", why);
   } else if (resume_at != nullptr && strcmp(why, kResumeInWindow) == 0) {
     g_patch_pending = true;  // the next trapped call tries again
     g_patch_from_handler = true;

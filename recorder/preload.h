@@ -293,6 +293,10 @@ struct alignas(64) ThreadHot {
   // This task is a vfork child running on its parent's memory and thread-local storage (see
   // VforkChild); state is then its own, not the parent thread's.
   bool vm_child = false;
+  // Frames of the program's signal handlers live on this thread (iorr_handler_entry): the
+  // switch to patched sites waits while one is, since the context it interrupted may lie in
+  // a window about to be rewritten (PatchNow). One left by siglongjmp stays counted.
+  uint16_t program_handlers = 0;
 };
 extern constinit thread_local ThreadHot t_hot __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
@@ -350,13 +354,11 @@ int ProgramThreads();
 bool PatchEnabled();
 // The calling thread stops trapping (its code was just patched; the selector goes on).
 void DispatchDisarmThread();
-// The first signal with a handler of the program's (glibc's own for cancellation and setuid
-// aside), or 0.
-int DispatchHandledSignal();
-// Whether the program has installed a handler of its own since dispatch caught its calls (one
-// it took down again may still have a frame live, whose interrupted context may lie in a window
-// about to be rewritten: found by review at stop 27, with SA_RESETHAND).
-bool DispatchEverHandled();
+int DispatchUnenteredSignal();
+// Before the program's first thread: patched sites now, where they are still to come.
+void PatchBeforeThread();
+// A signal's bit in a kernel signal mask.
+constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

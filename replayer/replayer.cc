@@ -2,29 +2,30 @@
 #include "replayer/replayer.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/sendfile.h>
-#include <sys/stat.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/uio.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <memory>
-#include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -228,11 +229,30 @@ class Engine {
   // this size (the trace's counts are not trusted: one of 1 GiB on a buffer of this size let
   // the kernel write past it, and a write sent the replayer's own memory to a file).
   static constexpr uint64_t kMaxIo = 64u << 20;
-  static char* Buffer(uint64_t n) {  // per replaying thread, at least min(n, kMaxIo) bytes
-    thread_local std::vector<char> buf;
+  // Per replaying thread, at least min(n, kMaxIo) bytes, aligned for direct I/O (kIoAlign, a
+  // multiple of any logical block size): an O_DIRECT read or write the recording's kernel took
+  // must not fail EINVAL here for the buffer's address alone (a replayed `dd oflag=direct`
+  // failed every write before, from a std::vector's buffer). The sizes it is taken in are
+  // multiples of kIoAlign too, so that pieces of a large count start aligned.
+  static constexpr uint64_t kIoAlign = 4096;
+  static char* Buffer(uint64_t n) {
+    struct Aligned {
+      char* p = nullptr;
+      uint64_t size = 0;
+      ~Aligned() { std::free(p); }
+    };
+    thread_local Aligned buf;
     if (n > kMaxIo) n = kMaxIo;
-    if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
-    return buf.data();
+    n = (n + kIoAlign - 1) / kIoAlign * kIoAlign;
+    if (buf.size < n) {
+      void* p = nullptr;
+      if (posix_memalign(&p, kIoAlign, n) != 0) std::abort();
+      std::memset(p, 0xA5, n);
+      std::free(buf.p);
+      buf.p = static_cast<char*>(p);
+      buf.size = n;
+    }
+    return buf.p;
   }
   // Bytes [from, end) of `in` written at the same offsets of `out`: copy_file_range, then read
   // and write for what it cannot copy (between two file systems, EXDEV: a mount point inside
@@ -497,7 +517,15 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         auto it = p.fds.find(e.args[0].i);
         if (it != p.fds.end()) p.fds[e.ret] = it->second;
       }
-      return Skip("fcntl (applied to the fd map)");
+      if (cmd != F_SETFL) return Skip("fcntl (applied to the fd map)");
+      // F_SETFL changes how the file's later calls go (dd oflag=direct turns O_DIRECT off for
+      // its last, short block: left on, that write failed EINVAL). The replay's own
+      // O_NONBLOCK stays (see OpenIn).
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      begin();
+      end(Ret(::fcntl(l->fd, F_SETFL, static_cast<int>(e.args[2].i) | O_NONBLOCK)));
+      break;
     }
     case CallId::read:
     case CallId::readv:

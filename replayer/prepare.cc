@@ -408,6 +408,9 @@ void InitialState::Observe(const trace::Event& e) {
         if (Fd* f = fd(0)) p.cwd = f->path;
       }
       break;
+    case CallId::umask:
+      if (first_umask_ < 0 && e.ret >= 0) first_umask_ = e.ret & 0777;
+      break;
     case CallId::clone:
     case CallId::clone3:
     case CallId::fork:

@@ -39,6 +39,9 @@ class InitialState {
   // name keeps all its parents, so deep names cost the square of their length): Finish's
   // entries are incomplete, and the prepare step must not go on.
   bool overflowed() const { return overflowed_; }
+  // What the trace's first umask call returned (-1: none): the umask every recorded process
+  // started with, since none had changed it before that call.
+  int64_t first_umask() const { return first_umask_; }
   // Names longer than this (normalised, root-relative) are left out, here and by the replay,
   // which hands the kernel each name whole (from the root): no system call takes a longer one
   // (PATH_MAX, 4096 with its NUL; ENAMETOOLONG).
@@ -74,6 +77,7 @@ class InitialState {
   std::string cwd0_;
   size_t name_bytes_ = 0;
   bool overflowed_ = false;
+  int64_t first_umask_ = -1;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<std::string, Now> now_;
   std::map<std::string, InitialEntry> initial_;

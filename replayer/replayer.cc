@@ -69,6 +69,11 @@ struct Live {
 struct Proc {
   std::string cwd;
   std::unordered_map<int64_t, std::shared_ptr<Live>> fds;
+  // The recorded process's umask: inherited at fork, set by umask(). The replayer's own is 0
+  // while it replays (Run), so that each creation is given mode & ~umask explicitly: one
+  // process umask shared by every recorded process gave files other modes ("umask(): recorded
+  // 18, replayed 0").
+  mode_t umask = 022;
 };
 
 class Engine {
@@ -222,6 +227,7 @@ class Engine {
     if (it != procs_.end()) return it->second;
     Proc& p = procs_[pid];
     p.cwd = cwd0_;
+    p.umask = umask0_;
     return p;
   }
   void Skip(const char* why) { r_->skipped[why]++; }
@@ -324,6 +330,7 @@ class Engine {
 
  public:
   std::string cwd0_;
+  mode_t umask0_ = 022;  // the umask the recorded processes started with
 
  private:
   const Options& o_;
@@ -474,6 +481,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       mode_t mode = e.call == CallId::creat ? static_cast<mode_t>(e.args[1].i)
                     : e.call == CallId::openat2 ? 0644
                                                 : static_cast<mode_t>(e.args[at ? 3 : 2].i);
+      mode &= ~p.umask;
       flags &= ~O_NOCTTY;
       begin();
       int fd = OpenIn(n, flags, mode);
@@ -832,7 +840,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool at = e.call == CallId::mkdirat;
       std::string n = at ? path(0, 1) : path(-1, 0);
       if (!check_path(n)) return;
-      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
+      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i) & ~p.umask;
       with_parent(n, [&](int d, const char* leaf) { return Ret(::mkdirat(d, leaf, m)); });
       break;
     }
@@ -911,6 +919,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       if (!check_path(n)) return;
       mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
       if (S_ISCHR(m) || S_ISBLK(m)) return Skip("device node (refused)");
+      m &= ~(p.umask & 07777);
       with_parent(n, [&](int d, const char* leaf) { return Ret(::mknodat(d, leaf, m, 0)); });
       break;
     }
@@ -993,9 +1002,10 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       p.cwd = l->path;
       return Skip("fchdir (applied to the cwd)");
     }
-    case CallId::umask:
+    case CallId::umask:  // the recorded process's own (see Proc::umask)
       begin();
-      end(static_cast<long>(::umask(static_cast<mode_t>(e.args[0].i))));
+      end(static_cast<long>(p.umask));
+      p.umask = static_cast<mode_t>(e.args[0].i) & 0777;
       break;
     case CallId::pipe:
     case CallId::pipe2:
@@ -1166,6 +1176,7 @@ class Dependencies {
       case CallId::close_range:
       case CallId::exit_group:
       case CallId::execve:
+      case CallId::umask:       // (the modes of the process's creations)
         Write(ProcKey(e.pid));  // every fd of the process
         break;
       case CallId::chdir:
@@ -1386,7 +1397,14 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
 
 Result<Report> Run(const Options& o) {
   Report report;
+  // The replay's own umask is 0 until it returns: every creation is given the recorded
+  // process's mode & ~umask (Proc::umask), and prepare's modes are made as they are.
+  struct UmaskZero {
+    mode_t saved = ::umask(0);
+    ~UmaskZero() { ::umask(saved); }
+  } umask_zero;
   Engine engine(o, &report);
+  engine.umask0_ = umask_zero.saved;  // unless the trace says (its first umask call)
   if (Status s = engine.OpenRoot(); !s.ok()) return s;
   auto opened = trace::TraceReader::Open(o.trace);
   if (!opened.ok()) return opened.status();
@@ -1406,6 +1424,7 @@ Result<Report> Run(const Options& o) {
                            std::to_string(InitialState::kMaxNameBytesTotal >> 20) +
                            " MiB of paths (a hostile trace?); replay it with --prepare none");
     const auto& entries = state.Finish();
+    if (state.first_umask() >= 0) engine.umask0_ = static_cast<mode_t>(state.first_umask());
     if (o.prepare == Prepare::kFull) {
       // --prepare full writes every byte: not more than the root's file system has free (a
       // trace that read at an offset of 2^62 would fill the disk). Sparse files cost nothing.

@@ -92,5 +92,33 @@ else
   echo "skip: O_DIRECT on tmpfs and loop ext4 (not root)"
 fi
 
+# ---- umask: per recorded process, inherited at fork, set by umask(), applied to what the
+# process creates; the umask call's own result (the previous umask) is the process's. The
+# processes start with what the trace's first umask call returned (022 here), whatever the
+# replayer's own umask is (027 here). Before: one umask, the replayer's, shared by every
+# recorded process ("umask(): recorded 63, replayed 18", files 0640).
+cat > umask.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"umask","start_ns":1000,"end_ns":1100,"ret":18,"errno":null,"args":{"mask":63}}
+{"pid":1,"tid":1,"call":"openat","start_ns":2000,"end_ns":2100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a","flags":"O_WRONLY|O_CREAT","mode":438}}
+{"pid":1,"tid":1,"call":"clone","start_ns":3000,"end_ns":3100,"ret":2,"errno":null,"args":{"flags":17}}
+{"pid":2,"tid":2,"call":"openat","start_ns":4000,"end_ns":4100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/b","flags":"O_WRONLY|O_CREAT","mode":438}}
+{"pid":2,"tid":2,"call":"umask","start_ns":5000,"end_ns":5100,"ret":63,"errno":null,"args":{"mask":18}}
+{"pid":1,"tid":1,"call":"umask","start_ns":6000,"end_ns":6100,"ret":63,"errno":null,"args":{"mask":0}}
+{"pid":2,"tid":2,"call":"mkdir","start_ns":7000,"end_ns":7100,"ret":0,"errno":null,"args":{"path":"/w/c","mode":511}}
+{"pid":1,"tid":1,"call":"mkdir","start_ns":8000,"end_ns":8100,"ret":0,"errno":null,"args":{"path":"/w/d","mode":511}}
+{"pid":1,"tid":1,"call":"mknodat","start_ns":9000,"end_ns":9100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/p","mode":4534,"dev":0}}
+{"pid":2,"tid":2,"call":"umask","start_ns":10000,"end_ns":10100,"ret":18,"errno":null,"args":{"mask":18}}
+JSON
+for threads in one per-thread; do
+  (umask 027 && replay_jsonl umask "root-umask-$threads" --threads "$threads")
+  modes=$(cd "root-umask-$threads/w" 2> /dev/null && stat -c %a a b c d p | tr '\n' ' ')
+  if zero umask && [[ $modes == "600 600 755 777 666 " ]]; then
+    ok "umask per process ($threads): 0 mismatches, modes $modes"
+  else
+    fail "umask per process ($threads): $(mismatches umask), modes $modes (want 600 600 755 777 666)"
+  fi
+done
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

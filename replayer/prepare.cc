@@ -159,6 +159,11 @@ void InitialState::Observe(const trace::Event& e) {
     }
     return;
   }
+  // An empty path names nothing (ENOENT) or, with AT_EMPTY_PATH, the dirfd's own file: it
+  // says nothing of a name (composed with the cwd, a failed stat("") made the cwd absent).
+  for (int i = 0; i < spec.nargs; ++i)
+    if (spec.args[i].kind == trace::ArgKind::kPath && !e.args[i].null && e.args[i].s.empty())
+      return;
   Proc& p = P(e.pid);
   bool ok = !e.failed();
   int err = e.err();

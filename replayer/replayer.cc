@@ -50,6 +50,11 @@ int64_t MonoNs() {
 }
 
 long Ret(long r) { return r < 0 ? -errno : r; }
+// What an empty path ("") stands for where the call was not given AT_EMPTY_PATH: a name the
+// kernel refuses with ENOENT (stat(""), mkdir("")) before looking anything up. (Composed with
+// the cwd, it named the cwd: stat("") succeeded and mkdir("") failed EEXIST.) Never a real
+// name: it holds a NUL byte, which no recorded path can (those are refused first).
+const std::string kEmptyPath("\0", 1);
 // A recorded FICLONE result that says the file system (or the pair of files) could not clone.
 bool CannotClone(long ret) {
   return ret == -EOPNOTSUPP || ret == -EXDEV || ret == -EINVAL || ret == -ENOTTY;
@@ -97,6 +102,7 @@ class Engine {
   // files and directories ignore; a FIFO opened for writing without a reader then fails (ENXIO)
   // and its reads and writes do not wait.
   int OpenIn(const std::string& rel, int flags, mode_t mode) {
+    if (rel == kEmptyPath) return -ENOENT;
     struct open_how how {};
     how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NONBLOCK);
     how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode & 07777) : 0;
@@ -105,15 +111,23 @@ class Engine {
     return r < 0 ? -errno : static_cast<int>(r);
   }
 
-  // The parent directory of rel, opened inside the root, and the last name in *leaf.
+  // The parent directory of rel, opened inside the root, and the last name in *leaf. The root
+  // itself ("/", or ".." above it) is the root with the leaf ".", which the calls that take a
+  // parent and a name treat as the kernel treats "/" (stat and lstat succeed, mkdir fails
+  // EEXIST, rename and rmdir fail; before, EINVAL for all: statx("/") in `stat /`).
   int ParentIn(const std::string& rel, std::string* leaf) {
+    if (rel == kEmptyPath) return -ENOENT;
+    if (rel.empty()) {
+      *leaf = ".";
+      return OpenIn(rel, O_PATH | O_DIRECTORY, 0);
+    }
     std::string dir;
     if (!SplitLeaf(rel, &dir, leaf)) return -EINVAL;
     return OpenIn(dir, O_PATH | O_DIRECTORY, 0);
   }
 
   bool Filtered(const std::string& n) const {
-    if (only_.empty()) return false;
+    if (only_.empty() || n == kEmptyPath) return false;
     for (const std::string& p : only_)
       if (n == p || (n.size() > p.size() && n.compare(0, p.size(), p) == 0 && n[p.size()] == '/') ||
           p.empty())
@@ -362,8 +376,16 @@ void Engine::Replay(const Event& e, int64_t* latency) {
   // Resolution of a path argument: base (cwd or a dirfd's path) + path, normalised.
   bool bad = false;
   bool nul = false;  // a path with a NUL byte, which no system call can have been given
+  // Whether an empty path names the dirfd's file (AT_EMPTY_PATH given to a call that takes it).
+  int64_t at_flags = e.call == CallId::newfstatat                             ? e.args[3].i
+                     : e.call == CallId::statx                                ? e.args[2].i
+                     : e.call == CallId::fchownat || e.call == CallId::linkat ? e.args[4].i
+                     : e.call == CallId::faccessat2                           ? e.args[3].i
+                                                                              : 0;
+  bool empty_names_fd = (at_flags & AT_EMPTY_PATH) != 0;
   auto path = [&](int dir_idx, int path_idx) -> std::string {
     std::string_view s = e.args[path_idx].null ? std::string_view() : e.args[path_idx].s;
+    if (!e.args[path_idx].null && s.empty() && !empty_names_fd) return kEmptyPath;
     // Refused: the kernel would have read the name up to the NUL, and so would the replayer's
     // own calls ("..\0" passed for a name and reached the root's parent), unlike its checks.
     if (s.find('\0') != std::string_view::npos) {

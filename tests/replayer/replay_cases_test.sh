@@ -120,5 +120,37 @@ for threads in one per-thread; do
   fi
 done
 
+# ---- "/" is the root itself, with or without following (statx of "/" with
+# AT_SYMLINK_NOFOLLOW, as `stat /` does, replayed EINVAL: no parent and leaf for it); and an
+# empty path names nothing (ENOENT) unless the call was given AT_EMPTY_PATH (stat("") and
+# mkdir("") composed with the cwd named it: 0 and EEXIST).
+cat > rootpath.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"statx","start_ns":1000,"end_ns":1100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/","flags":2304,"mask":1}}
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":2000,"end_ns":2100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/","flags":"AT_SYMLINK_NOFOLLOW"}}
+{"pid":1,"tid":1,"call":"lstat","start_ns":3000,"end_ns":3100,"ret":0,"errno":null,"args":{"path":"/"}}
+{"pid":1,"tid":1,"call":"stat","start_ns":4000,"end_ns":4100,"ret":0,"errno":null,"args":{"path":"/.."}}
+{"pid":1,"tid":1,"call":"mkdir","start_ns":5000,"end_ns":5100,"ret":-1,"errno":"EEXIST","args":{"path":"/","mode":493}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":6000,"end_ns":6100,"ret":-1,"errno":"EINVAL","args":{"path":"/","buf":null,"bufsiz":64}}
+JSON
+replay_jsonl rootpath rootpath
+if zero rootpath; then ok '"/" replays as the root: stat, lstat, statx NOFOLLOW, mkdir EEXIST (0 mismatches)'
+else fail "\"/\": $(mismatches rootpath)"; fi
+cat > empty.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":1000,"end_ns":1100,"ret":-1,"errno":"ENOENT","args":{"dirfd":"AT_FDCWD","path":"","flags":0}}
+{"pid":1,"tid":1,"call":"mkdir","start_ns":2000,"end_ns":2100,"ret":-1,"errno":"ENOENT","args":{"path":"","mode":511}}
+{"pid":1,"tid":1,"call":"openat","start_ns":3000,"end_ns":3100,"ret":-1,"errno":"ENOENT","args":{"dirfd":"AT_FDCWD","path":"","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"access","start_ns":4000,"end_ns":4100,"ret":-1,"errno":"ENOENT","args":{"path":"","mode":"F_OK"}}
+{"pid":1,"tid":1,"call":"openat","start_ns":5000,"end_ns":5100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w","flags":"O_RDONLY|O_DIRECTORY","mode":0}}
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":6000,"end_ns":6100,"ret":0,"errno":null,"args":{"dirfd":3,"path":"","flags":"AT_EMPTY_PATH"}}
+{"pid":1,"tid":1,"call":"statx","start_ns":7000,"end_ns":7100,"ret":-1,"errno":"ENOENT","args":{"dirfd":3,"path":"","flags":0,"mask":1}}
+{"pid":1,"tid":1,"call":"fchownat","start_ns":8000,"end_ns":8100,"ret":0,"errno":null,"args":{"dirfd":3,"path":"","owner":-1,"group":-1,"flags":"AT_EMPTY_PATH"}}
+{"pid":1,"tid":1,"call":"unlinkat","start_ns":9000,"end_ns":9100,"ret":-1,"errno":"ENOENT","args":{"dirfd":3,"path":"","flags":0}}
+JSON
+replay_jsonl empty rootempty
+if zero empty && [[ -d rootempty/w ]]; then ok 'an empty path fails ENOENT, with AT_EMPTY_PATH names the fd (0 mismatches)'
+else fail "empty path: $(mismatches empty)"; fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -133,13 +133,32 @@ void InitialState::Created(const std::string& n, char type) {
 }
 
 void InitialState::Removed(const std::string& n) {
+  if (InitialEntry* x = Initial(n)) x->removed = true;
   if (Admit(n)) now_[n] = Now::kAbsent;
 }
 
 void InitialState::AtLeast(const std::string& n, uint64_t size) {
+  // (On a symlink too: Finish gives the size to what it leads to.)
   auto it = initial_.find(n);
-  if (it != initial_.end() && (it->second.type == 'f' || it->second.type == '?'))
+  if (it != initial_.end() &&
+      (it->second.type == 'f' || it->second.type == '?' || it->second.type == 'l'))
     it->second.size = std::max(it->second.size, size);
+}
+
+InitialEntry* InitialState::Initial(const std::string& n) {
+  auto it = initial_.find(n);
+  return it == initial_.end() || it->second.removed ? nullptr : &it->second;
+}
+
+void InitialState::Followed(const std::string& n, bool dir) {
+  if (InitialEntry* x = Initial(n)) {
+    x->followed = true;
+    x->dir_use |= dir;
+  }
+}
+
+void InitialState::Written(const std::string& n) {
+  if (InitialEntry* x = Initial(n)) x->written = true;
 }
 
 void InitialState::Observe(const trace::Event& e) {
@@ -150,6 +169,7 @@ void InitialState::Observe(const trace::Event& e) {
       InitialEntry& x = initial_[n];
       x.type = TypeOfMode(static_cast<uint32_t>(e.args[1].i));
       x.mode = static_cast<uint32_t>(e.args[1].i) & 07777;
+      x.sure = true;
       x.size = static_cast<uint64_t>(std::max<int64_t>(0, e.args[2].i));
       if (!e.args[3].null) {
         x.target = std::string(e.args[3].s);
@@ -190,7 +210,9 @@ void InitialState::Observe(const trace::Event& e) {
           Created(n, 'f');
         } else {
           Exists(n, (flags & O_DIRECTORY) ? 'd' : '?');
+          if (!(flags & O_NOFOLLOW)) Followed(n, (flags & O_DIRECTORY) != 0);
         }
+        if (flags & O_TRUNC) Written(n);
         auto f = std::make_shared<Fd>();
         f->path = n;
         p.fds[e.ret] = f;
@@ -231,10 +253,35 @@ void InitialState::Observe(const trace::Event& e) {
       break;
     case CallId::write:
     case CallId::writev:
-      if (Fd* f = fd(0); f && ok) f->offset += e.ret;
+      if (Fd* f = fd(0); f && ok) {
+        f->offset += e.ret;
+        if (e.ret > 0) Written(f->path);
+      }
+      break;
+    case CallId::pwrite64:
+    case CallId::pwritev:
+    case CallId::pwritev2:
+    case CallId::ftruncate:
+    case CallId::fallocate:
+      if (Fd* f = fd(0); f && ok) Written(f->path);
       break;
     case CallId::lseek:
-      if (Fd* f = fd(0); f && ok) f->offset = e.ret;
+      if (Fd* f = fd(0); f && ok) {
+        f->offset = e.ret;
+        // Where the file ended then (SEEK_END: the result less the offset; SEEK_DATA: data at
+        // the result; SEEK_HOLE: a hole there, at the latest at the end), unless the trace had
+        // changed it by then: java reads 952 bytes of its 13.5 MB classes.jsa after a SEEK_END,
+        // and the file was prepared with the 952 bytes.
+        InitialEntry* x = Initial(f->path);
+        int64_t whence = e.args[2].i, end = -1;
+        if (whence == SEEK_END && !__builtin_sub_overflow(e.ret, e.args[1].i, &end)) {
+        } else if (whence == SEEK_DATA) {
+          end = e.ret + 1;
+        } else if (whence == SEEK_HOLE) {
+          end = e.ret;
+        }
+        if (x && !x->written && end > 0) AtLeast(f->path, static_cast<uint64_t>(end));
+      }
       break;
     case CallId::copy_file_range:
     case CallId::sendfile: {
@@ -289,6 +336,11 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, e.call == CallId::truncate ? 'f' : '?');
       else if (err == ENOENT)
         Absent(n);
+      if (ok && e.call != CallId::lstat && e.call != CallId::lgetxattr &&
+          e.call != CallId::llistxattr && e.call != CallId::lchown && e.call != CallId::lsetxattr &&
+          e.call != CallId::lremovexattr)
+        Followed(n);
+      if (ok && e.call == CallId::truncate) Written(n);
       if (ok && e.call == CallId::access && (e.args[1].i & X_OK)) Executable(n);
       break;
     }
@@ -305,6 +357,13 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, '?');
       else if (err == ENOENT)
         Absent(n);
+      int64_t at_flags = e.call == CallId::newfstatat   ? e.args[3].i
+                         : e.call == CallId::statx      ? e.args[2].i
+                         : e.call == CallId::fchownat   ? e.args[4].i
+                         : e.call == CallId::utimensat  ? e.args[3].i
+                         : e.call == CallId::faccessat2 ? e.args[3].i
+                                                        : 0;
+      if (ok && !(at_flags & AT_SYMLINK_NOFOLLOW)) Followed(n);
       if (ok && (e.call == CallId::faccessat || e.call == CallId::faccessat2) &&
           (e.args[2].i & X_OK))
         Executable(n);
@@ -316,8 +375,12 @@ void InitialState::Observe(const trace::Event& e) {
       std::string n = at ? path_arg(0, 1) : path_arg(-1, 0);
       if (ok) {
         Exists(n, 'l');
+        // A symlink, whatever was inferred before (a link to a directory traversed first, as
+        // ld.so opens /lib/... and cmake readlinks /lib later, was made a directory: readlink
+        // failed EINVAL), unless the snapshot said otherwise or the name was replaced since.
+        if (InitialEntry* x = Initial(n); x && !x->sure) x->type = 'l';
         auto it = initial_.find(n);
-        if (it != initial_.end()) {
+        if (it != initial_.end() && it->second.type == 'l') {
           // The target the call read (format version 3 on), so that what follows the link
           // finds what it found; else (and for one no symlink can have) a placeholder. A
           // target that filled the buffer may have been cut (Go and Rust probe with a small
@@ -405,6 +468,7 @@ void InitialState::Observe(const trace::Event& e) {
       if (ok) {
         std::string n = path_arg(-1, 0);
         Exists(n, 'd');
+        Followed(n, true);
         if (n.size() <= kMaxName) p.cwd = n;
       }
       break;
@@ -430,7 +494,56 @@ void InitialState::Observe(const trace::Event& e) {
   }
 }
 
+bool InitialState::HasChild(const std::string& n) const {
+  std::string prefix = n + "/";
+  auto child = initial_.lower_bound(prefix);
+  return child != initial_.end() && child->first.compare(0, prefix.size(), prefix) == 0;
+}
+
+void InitialState::ResolveLinks() {
+  for (auto it = initial_.begin(); it != initial_.end(); ++it) {
+    InitialEntry& x = it->second;
+    if (x.type != 'l') continue;
+    bool as_dir = x.dir_use || HasChild(it->first);
+    if (x.target.empty()) {
+      // Seen only in a listing (DT_LNK), target unknown: a dangling placeholder would fail
+      // every stat and open through it (python's sitecustomize.py, /etc/localtime). What the
+      // program followed it to is made in its place (it reads no target, it lists a type).
+      if (as_dir || x.followed) x.type = as_dir ? 'd' : 'f';
+      continue;
+    }
+    if (x.target == kUnknownTarget || !(x.followed || as_dir || x.size > 0)) continue;
+    // Followed or read through: what it leads to exists and holds the bytes read (credited to
+    // the link's name: before, the target was made empty and reads through the link gave 0).
+    // The target is the trace's, untrusted: it is only a name under the root here
+    // (Normalize stops ".." at the root; an absolute target is from the root), made as any
+    // other, inside the root.
+    std::string at = it->first;
+    const InitialEntry* link = &x;
+    for (int hops = 0; hops < 40 && link != nullptr; ++hops) {
+      at = Normalize(Compose(Parent(at), link->target));
+      auto t = initial_.find(at);
+      link = t != initial_.end() && t->second.type == 'l' && !t->second.target.empty() &&
+                     t->second.target != kUnknownTarget
+                 ? &t->second
+                 : nullptr;
+    }
+    if (link != nullptr || at.empty() || at == it->first) continue;  // a loop, or the root
+    auto t = initial_.find(at);
+    if (t != initial_.end()) {
+      InitialEntry& y = t->second;
+      if (y.type == 'f' || y.type == '?') y.size = std::max(y.size, x.size);
+      if (as_dir && y.type == '?') y.type = 'd';
+    } else if (!Known(at) && Admit(at)) {  // (not made nor found missing by the trace)
+      InitialEntry& y = initial_[at];
+      y.type = as_dir ? 'd' : 'f';
+      y.size = as_dir ? 0 : x.size;
+    }
+  }
+}
+
 const std::map<std::string, InitialEntry>& InitialState::Finish() {
+  ResolveLinks();
   for (auto it = initial_.begin(); it != initial_.end(); ++it) {
     if (it->second.type != '?') continue;
     std::string prefix = it->first + "/";

@@ -25,6 +25,12 @@ struct InitialEntry {
   uint32_t mode = 0;    // permission bits, 0 when unknown
   std::string target;   // symlinks
   bool target_cut = false;  // read by a readlink that filled its buffer: may be longer
+  bool sure = false;        // type and mode from the snapshot (initial_state), not inferred
+  bool followed = false;    // a call that follows symlinks succeeded on the name
+  bool dir_use = false;     // ... and took it for a directory (O_DIRECTORY, chdir)
+  bool removed = false;     // the trace removed (or renamed away) the name at some point
+  bool written = false;     // the trace changed the file's size or data (its size at a SEEK_END
+                            // is then not the initial one)
 };
 
 class InitialState {
@@ -68,6 +74,15 @@ class InitialState {
   void Created(const std::string& n, char type);
   void Removed(const std::string& n);
   void AtLeast(const std::string& n, uint64_t size);
+  // The entry of n if it is still the object that was there at the start, else nullptr.
+  InitialEntry* Initial(const std::string& n);
+  void Followed(const std::string& n, bool dir = false);
+  void Written(const std::string& n);
+  // A symlink whose target the trace never read (seen in a listing) but that the program
+  // followed: made as what it led to. A symlink followed or read through: what it leads to
+  // exists, with the bytes read through it (by Finish).
+  void ResolveLinks();
+  bool HasChild(const std::string& n) const;
 
   // Whether n may become a key (not too long, the budget not spent); counts it when it may.
   bool Admit(const std::string& n);

@@ -15,7 +15,7 @@ cleanup() {
   done
   rm -rf "$work"
 }
-trap cleanup EXIT
+[[ -n ${KEEP:-} ]] || trap cleanup EXIT
 cd "$work"
 passed=0 failed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
@@ -151,6 +151,84 @@ JSON
 replay_jsonl empty rootempty
 if zero empty && [[ -d rootempty/w ]]; then ok 'an empty path fails ENOENT, with AT_EMPTY_PATH names the fd (0 mismatches)'
 else fail "empty path: $(mismatches empty)"; fi
+
+# ---- Sizes: the largest a file is seen to have at the start: an lseek to SEEK_END says where
+# it ended (java's classes.jsa: 952 bytes read of 13.5 MB after a SEEK_END; prepared with 952),
+# unless the trace had written to it by then (an append before the SEEK_END says nothing of
+# the initial size).
+cat > seekend.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":1100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/big","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":2000,"end_ns":2100,"ret":100,"errno":null,"args":{"fd":3,"count":100}}
+{"pid":1,"tid":1,"call":"lseek","start_ns":3000,"end_ns":3100,"ret":1000000,"errno":null,"args":{"fd":3,"offset":0,"whence":2}}
+{"pid":1,"tid":1,"call":"openat","start_ns":6000,"end_ns":6100,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/log","flags":"O_RDWR|O_APPEND","mode":0}}
+{"pid":1,"tid":1,"call":"write","start_ns":7000,"end_ns":7100,"ret":50,"errno":null,"args":{"fd":4,"count":50}}
+{"pid":1,"tid":1,"call":"lseek","start_ns":8000,"end_ns":8100,"ret":50,"errno":null,"args":{"fd":4,"offset":0,"whence":2}}
+JSON
+replay_jsonl seekend rootseek
+sizes=$(stat -c %s rootseek/w/big rootseek/w/log 2>&1 | tr '\n' ' ')
+if zero seekend && [[ $sizes == "1000000 50 " ]]; then
+  ok "a SEEK_END's result sizes the file (1,000,000 bytes), not after a write (0 mismatches)"
+else
+  fail "sizes from SEEK_END: $(mismatches seekend), sizes $sizes"
+fi
+
+# ---- Symlinks (trace format 3 on: readlink's result is the target). (A) One seen only in a
+# listing (DT_LNK), target never read, then stat'ed and read through: made as the file it led
+# to (before: a dangling placeholder, stat and open ENOENT). (B) One traversed as a directory
+# first and readlink'd later: a symlink to the directory (before: a directory, readlink
+# EINVAL). (C) Bytes read through one whose target readlink gave: its target holds them
+# (before: credited to the link, the target made empty, the read 0).
+cat > links.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":1100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a","flags":"O_RDONLY|O_DIRECTORY","mode":0}}
+{"pid":1,"tid":1,"call":"dirents","start_ns":1200,"end_ns":1200,"ret":2,"errno":null,"args":{"fd":3,"entries":"\nlink\u0000\u0004sub\u0000"}}
+{"pid":1,"tid":1,"call":"close","start_ns":1300,"end_ns":1400,"ret":0,"errno":null,"args":{"fd":3}}
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":2000,"end_ns":2100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a/link","flags":0}}
+{"pid":1,"tid":1,"call":"openat","start_ns":3000,"end_ns":3100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a/link","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":4000,"end_ns":4100,"ret":5,"errno":null,"args":{"fd":3,"count":100}}
+{"pid":1,"tid":1,"call":"close","start_ns":4200,"end_ns":4300,"ret":0,"errno":null,"args":{"fd":3}}
+{"pid":1,"tid":1,"call":"openat","start_ns":5000,"end_ns":5100,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/b/dirlink/real.txt","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":6000,"end_ns":6100,"ret":7,"errno":null,"args":{"fd":4,"count":100}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":7000,"end_ns":7100,"ret":3,"errno":null,"args":{"path":"/w/b/dirlink","buf":"sub","bufsiz":64}}
+{"pid":1,"tid":1,"call":"openat","start_ns":8000,"end_ns":8100,"ret":5,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/c/link","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":9000,"end_ns":9100,"ret":9,"errno":null,"args":{"fd":5,"count":100}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":10000,"end_ns":10100,"ret":12,"errno":null,"args":{"path":"/w/c/link","buf":"sub/real.txt","bufsiz":64}}
+JSON
+replay_jsonl links rootlinks
+got=$(cd rootlinks/w 2> /dev/null && echo "$(stat -c %F:%s a/link) $(readlink b/dirlink) $(stat -c %s b/sub/real.txt) $(readlink c/link) $(stat -c %s c/sub/real.txt)")
+if zero links && [[ $got == "regular file:5 sub 7 sub/real.txt 9" ]]; then
+  ok "symlinks: listed-only made as the file followed, traversed then readlink'd, read through (0 mismatches)"
+else
+  fail "symlinks: $(mismatches links); got '$got', want 'regular file:5 sub 7 sub/real.txt 9'"
+fi
+
+# A hostile trace's link targets: absolute to a file outside the root, and ".."s above it,
+# read through, written through and traversed. Prepare makes the links as the trace says and
+# what they lead to inside the root; nothing outside the root changes.
+mkdir -p outside && echo canary > outside/canary && touch -d '2001-01-01' outside/canary outside
+t1=$work/outside/canary t2=../../../../../../../..$work/outside
+cat > evil.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":1100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/evil","flags":"O_RDWR|O_TRUNC","mode":0}}
+{"pid":1,"tid":1,"call":"write","start_ns":2000,"end_ns":2100,"ret":5,"errno":null,"args":{"fd":3,"count":5}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":3000,"end_ns":3100,"ret":${#t1},"errno":null,"args":{"path":"/w/evil","buf":"$t1","bufsiz":4096}}
+{"pid":1,"tid":1,"call":"openat","start_ns":4000,"end_ns":4100,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/up/canary","flags":"O_RDWR","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":5000,"end_ns":5100,"ret":5,"errno":null,"args":{"fd":4,"count":100}}
+{"pid":1,"tid":1,"call":"write","start_ns":6000,"end_ns":6100,"ret":7,"errno":null,"args":{"fd":4,"count":7}}
+{"pid":1,"tid":1,"call":"readlink","start_ns":7000,"end_ns":7100,"ret":${#t2},"errno":null,"args":{"path":"/w/up","buf":"$t2","bufsiz":4096}}
+{"pid":1,"tid":1,"call":"unlink","start_ns":8000,"end_ns":8100,"ret":0,"errno":null,"args":{"path":"/w/up/canary"}}
+{"pid":1,"tid":1,"call":"openat","start_ns":9000,"end_ns":9100,"ret":5,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/up/new","flags":"O_WRONLY|O_CREAT","mode":420}}
+JSON
+before=$(stat -c "%s %Y %i" outside/canary outside; ls -l outside; cat outside/canary)
+replay_jsonl evil rootevil
+after=$(stat -c "%s %Y %i" outside/canary outside; ls -l outside; cat outside/canary)
+if [[ $before == "$after" && $(readlink rootevil/w/evil) == "$t1" && $(readlink rootevil/w/up) == "$t2" &&
+      -f rootevil$work/outside/new && ! -e rootevil$work/outside/canary ]]; then
+  ok "hostile link targets (absolute, ..): made inside the root, nothing outside changed ($(mismatches evil) mismatches)"
+else
+  fail "hostile link targets: evil -> $(readlink rootevil/w/evil), $(mismatches evil); outside '$before' -> '$after'; $(find rootevil | head -n 8 | tr '\n' ' ')"
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -72,9 +72,44 @@ bool InitialState::Admit(const std::string& n) {
   return !overflowed_;
 }
 
+std::string InitialState::Origin(const std::string& n) const {
+  if (origin_.empty()) return n;
+  for (std::string_view at = n;; at = Parent(at)) {
+    auto o = origin_.find(std::string(at));
+    if (o != origin_.end())
+      return o->second.empty() ? std::string() : o->second + n.substr(at.size());
+    if (at.empty()) return n;
+  }
+}
+
+void InitialState::AddInitial(const std::string& o, char type) {
+  if (o.empty()) return;
+  auto it = initial_.find(o);
+  if (it != initial_.end()) {
+    if (it->second.type == '?') it->second.type = type;
+    return;
+  }
+  if (!Admit(o)) return;
+  initial_[o].type = type;
+  std::string parent(Parent(o));
+  if (!parent.empty()) AddInitial(parent, 'd');
+}
+
 void InitialState::Exists(const std::string& n, char type) {
   if (n.empty()) return;  // the root
   auto it = now_.find(n);
+  if (it == now_.end() && !origin_.empty()) {
+    // A name under one the trace renamed (a directory that existed before the run, renamed,
+    // then used under its new name) existed before under the old name (before: under the new
+    // one, which prepare then made, so the rename failed EEXIST).
+    std::string o = Origin(n);
+    if (o != n) {
+      if (!Admit(n)) return;
+      now_[n] = Now::kExists;
+      AddInitial(o, type);
+      return;
+    }
+  }
   if (it == now_.end()) {
     if (!Admit(n)) return;
     now_[n] = Now::kExists;
@@ -83,13 +118,14 @@ void InitialState::Exists(const std::string& n, char type) {
     std::string parent(Parent(n));
     if (!parent.empty()) Exists(parent, 'd');
   } else if (it->second == Now::kExists) {
-    auto in = initial_.find(n);
+    auto in = initial_.find(Origin(n));
     if (in != initial_.end() && in->second.type == '?') in->second.type = type;
   }
 }
 
 void InitialState::Executable(const std::string& n) {
-  if (initial_.count(n) && executable_.insert(n).second) Spend(n.size() + 64);
+  std::string o = Origin(n);
+  if (initial_.count(o) && executable_.insert(o).second) Spend(o.size() + 64);
 }
 
 void InitialState::MakeExecutable(const std::string& n) {
@@ -127,26 +163,34 @@ void InitialState::Absent(const std::string& n) {
 void InitialState::Created(const std::string& n, char type) {
   (void)type;
   if (!Admit(n)) return;
+  if (!origin_.empty() && Origin(n) != n) {  // a new object, not the old one's
+    origin_[n] = std::string();
+    Spend(n.size() + 64);
+  }
   std::string parent(Parent(n));
   if (!parent.empty()) Exists(parent, 'd');
   now_[n] = Now::kExists;
 }
 
-void InitialState::Removed(const std::string& n) {
-  if (InitialEntry* x = Initial(n)) x->removed = true;
+void InitialState::Removed(const std::string& n, bool gone) {
+  if (InitialEntry* x = Initial(n); x && gone) x->removed = true;
+  if (!origin_.empty() && Origin(n) != n) {  // no longer the old object
+    origin_[n] = std::string();
+    Spend(n.size() + 64);
+  }
   if (Admit(n)) now_[n] = Now::kAbsent;
 }
 
 void InitialState::AtLeast(const std::string& n, uint64_t size) {
   // (On a symlink too: Finish gives the size to what it leads to.)
-  auto it = initial_.find(n);
+  auto it = initial_.find(Origin(n));
   if (it != initial_.end() &&
       (it->second.type == 'f' || it->second.type == '?' || it->second.type == 'l'))
     it->second.size = std::max(it->second.size, size);
 }
 
 InitialEntry* InitialState::Initial(const std::string& n) {
-  auto it = initial_.find(n);
+  auto it = initial_.find(Origin(n));
   return it == initial_.end() || it->second.removed ? nullptr : &it->second;
 }
 
@@ -379,7 +423,7 @@ void InitialState::Observe(const trace::Event& e) {
         // ld.so opens /lib/... and cmake readlinks /lib later, was made a directory: readlink
         // failed EINVAL), unless the snapshot said otherwise or the name was replaced since.
         if (InitialEntry* x = Initial(n); x && !x->sure) x->type = 'l';
-        auto it = initial_.find(n);
+        auto it = initial_.find(Origin(n));
         if (it != initial_.end() && it->second.type == 'l') {
           // The target the call read (format version 3 on), so that what follows the link
           // finds what it found; else (and for one no symlink can have) a placeholder. A
@@ -434,9 +478,19 @@ void InitialState::Observe(const trace::Event& e) {
       std::string a = at ? path_arg(0, 1) : path_arg(-1, 0);
       std::string b = at ? path_arg(2, 3) : path_arg(-1, 1);
       if (ok) {
+        // b is, from now on, what a was: for a name that existed before the run, the calls
+        // on b (and on names under it) say what that name held (before: a renamed file read
+        // under its new name was made empty under its old one).
         Exists(a, '?');
-        Removed(a);
+        std::string oa = Origin(a);
+        bool was_initial = Initial(a) != nullptr;
+        Removed(a, /*gone=*/false);
         Created(b, '?');
+        if (was_initial || !origin_.empty()) {
+          Spend(a.size() + b.size() + oa.size() + 128);
+          origin_[b] = was_initial ? oa : std::string();
+          origin_[a] = std::string();
+        }
       } else if (err == ENOENT) {
         Absent(a);
       }

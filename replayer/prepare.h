@@ -72,7 +72,13 @@ class InitialState {
   void Executable(const std::string& n);  // found executable: 0755 unless a mode is known
   void MakeExecutable(const std::string& n);  // (by Finish, when every type and target is known)
   void Created(const std::string& n, char type);
-  void Removed(const std::string& n);
+  // gone: the object is gone (unlink, rmdir), not moved (rename).
+  void Removed(const std::string& n, bool gone = true);
+  // The name that n stands for at the start (names renamed by the trace: the name the object
+  // had then), or "" for an object the trace made; n itself where no rename is involved.
+  std::string Origin(const std::string& n) const;
+  // An entry for the initial name o (and its parents), not looked up in the current names.
+  void AddInitial(const std::string& o, char type);
   void AtLeast(const std::string& n, uint64_t size);
   // The entry of n if it is still the object that was there at the start, else nullptr.
   InitialEntry* Initial(const std::string& n);
@@ -98,6 +104,9 @@ class InitialState {
   std::map<std::string, InitialEntry> initial_;
   std::unordered_set<std::string> parents_of_absent_;  // counted in name_bytes_ too
   std::unordered_set<std::string> executable_;         // the same
+  // Names the trace renamed to and from (and names made under them since): the initial name
+  // each stands for, "" for none. Empty in a trace that renames nothing that existed before.
+  std::unordered_map<std::string, std::string> origin_;
 };
 
 }  // namespace iorr::replay

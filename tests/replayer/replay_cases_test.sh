@@ -230,5 +230,30 @@ else
   fail "hostile link targets: evil -> $(readlink rootevil/w/evil), $(mismatches evil); outside '$before' -> '$after'; $(find rootevil | head -n 8 | tr '\n' ' ')"
 fi
 
+# ---- Renames of names that existed before the run: what is used under the new name existed
+# under the old one (before: a directory renamed and then used was prepared under its new name
+# too, so the rename, and a mkdir of the new parent, failed EEXIST; a file renamed and then read
+# was prepared empty under its old name, and the read gave 0).
+cat > rename.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"rename","start_ns":1000,"end_ns":1100,"ret":0,"errno":null,"args":{"oldpath":"/w/c2","newpath":"/w/c3"}}
+{"pid":1,"tid":1,"call":"openat","start_ns":2000,"end_ns":2100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/c3/x/f","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":3000,"end_ns":3100,"ret":2,"errno":null,"args":{"fd":3,"count":100}}
+{"pid":1,"tid":1,"call":"mkdir","start_ns":4000,"end_ns":4100,"ret":0,"errno":null,"args":{"path":"/w/m","mode":493}}
+{"pid":1,"tid":1,"call":"renameat2","start_ns":5000,"end_ns":5100,"ret":0,"errno":null,"args":{"olddirfd":"AT_FDCWD","oldpath":"d2","newdirfd":"AT_FDCWD","newpath":"m/d3","flags":0}}
+{"pid":1,"tid":1,"call":"openat","start_ns":6000,"end_ns":6100,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"m/d3/x","flags":"O_RDONLY|O_DIRECTORY","mode":0}}
+{"pid":1,"tid":1,"call":"rename","start_ns":7000,"end_ns":7100,"ret":0,"errno":null,"args":{"oldpath":"a","newpath":"b"}}
+{"pid":1,"tid":1,"call":"openat","start_ns":8000,"end_ns":8100,"ret":5,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"b","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":9000,"end_ns":9100,"ret":2,"errno":null,"args":{"fd":5,"count":100}}
+{"pid":1,"tid":1,"call":"openat","start_ns":10000,"end_ns":10100,"ret":6,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"a","flags":"O_WRONLY|O_CREAT|O_EXCL","mode":420}}
+JSON
+replay_jsonl rename rootrename
+got=$(cd rootrename/w 2> /dev/null && find . | sort | tr '\n' ' ')
+if zero rename && [[ $got == ". ./a ./b ./c3 ./c3/x ./c3/x/f ./m ./m/d3 ./m/d3/x " ]]; then
+  ok "renames of names that existed before: prepared under the old names (0 mismatches)"
+else
+  fail "renames: $(mismatches rename); tree $got"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

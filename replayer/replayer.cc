@@ -1163,6 +1163,11 @@ class Dependencies {
         }
         std::string n = Normalize(Compose(base, s));
         Write(NameKey(n));
+        // The lookup goes through every directory above the name: it comes after an earlier
+        // rename of one of them by another thread, and a later rename of one comes after it
+        // (before, `mv c2 m/c3` and then `ls m/c3/x` in another process could replay the
+        // lookup first: ENOENT where it succeeded).
+        for (std::string_view up = Parent(n); !up.empty(); up = Parent(up)) Read(NameKey(up));
         bool creates = ns_change || (spec.effect == trace::Effect::kOpen && !e.failed());
         if (creates) Write(NameKey(Parent(n)));
         paths_[i] = n;

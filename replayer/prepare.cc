@@ -273,13 +273,19 @@ void InitialState::Observe(const trace::Event& e) {
     case CallId::dup3:
       if (ok) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else if (e.ret != e.args[0].i)
+          p.fds.erase(e.ret);  // a copy of an fd the trace did not open
       }
       break;
     case CallId::fcntl:
       if (ok && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC)) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else
+          p.fds.erase(e.ret);
       }
       break;
     case CallId::read:

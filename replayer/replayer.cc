@@ -537,15 +537,24 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::dup:
     case CallId::dup2:
     case CallId::dup3: {
+      // (A copy of an fd the trace did not open is one too: the target loses what it named.
+      // A shell's `echo hi > a` restores its inherited stdout with dup2(11, 1), which left fd 1
+      // naming a, and cat's copy_file_range to its stdout was replayed into a.)
       auto it = p.fds.find(e.args[0].i);
-      if (e.ret >= 0 && it != p.fds.end()) p.fds[e.ret] = it->second;
+      if (e.ret >= 0 && it != p.fds.end())
+        p.fds[e.ret] = it->second;
+      else if (e.ret >= 0 && e.ret != e.args[0].i)
+        p.fds.erase(e.ret);
       return Skip("dup (applied to the fd map)");
     }
     case CallId::fcntl: {
       int64_t cmd = e.args[1].i;
       if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && e.ret >= 0) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else
+          p.fds.erase(e.ret);
       }
       if (cmd != F_SETFL) return Skip("fcntl (applied to the fd map)");
       // F_SETFL changes how the file's later calls go (dd oflag=direct turns O_DIRECT off for
@@ -726,8 +735,33 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool cfr = e.call == CallId::copy_file_range;
       Live* in = live(cfr ? 0 : 1);
       Live* out = live(cfr ? 2 : 0);
-      if (!fd_ok(in) || !fd_ok(out)) return;
       loff_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
+      auto usable = [&](Live* l) {
+        return l != nullptr && l->fd >= 0 && !l->skip && !l->not_file && !Filtered(l->path);
+      };
+      if (usable(in) != usable(out) && e.ret > 0) {
+        // One side is not replayed (cat's copy_file_range to an inherited stdout, a pipe): the
+        // other still moved as recorded. The file read from advances its position by the
+        // bytes copied (before, it stayed, and cat's next copy, recorded 0 at the end, gave
+        // 3); the file written to gets that many bytes (from the replay's buffer) where they
+        // went.
+        begin();
+        long res = 0;
+        if (usable(in) && in_at == -1) {
+          res = Ret(::lseek(in->fd, e.ret, SEEK_CUR));
+        } else if (usable(out)) {
+          res = InPieces(static_cast<uint64_t>(e.ret), [&](char* b, uint64_t piece, uint64_t done) {
+            return out_at == -1
+                       ? Ret(::write(out->fd, b, piece))
+                       : Ret(::pwrite(out->fd, b, piece, out_at + static_cast<loff_t>(done)));
+          });
+        }
+        end(res);
+        if (res >= 0) ++r_->emulated["copy with one fd not replayed: the other's position or data"];
+        return Skip(usable(in) ? "copy to an fd not replayed (inherited, pipe, ...)"
+                               : "copy from an fd not replayed (inherited, pipe, ...)");
+      }
+      if (!fd_ok(in) || !fd_ok(out)) return;
       auto len = static_cast<uint64_t>(e.args[cfr ? 4 : 3].i);
       if (e.ret > 0) len = std::min(len, static_cast<uint64_t>(e.ret));
       begin();
@@ -1197,7 +1231,10 @@ class Dependencies {
                            e.args[1].i == F_DUPFD_CLOEXEC)) {
           Write(FdKey(e.pid, e.ret));
           auto it = p.fdpath.find(e.args[0].i);
-          if (it != p.fdpath.end()) p.fdpath[e.ret] = it->second;
+          if (it != p.fdpath.end())
+            p.fdpath[e.ret] = it->second;
+          else if (e.ret != e.args[0].i)
+            p.fdpath.erase(e.ret);
         }
         break;
       case CallId::close_range:

@@ -274,5 +274,36 @@ if zero renamerace; then ok "a lookup under a directory renamed by another threa
 else fail "lookup after another thread's rename: $(mismatches renamerace)"; fi
 rm -rf rootrenamerace
 
+# ---- Fds the trace did not open (inherited stdin and stdout). A shell's `echo hi > a` saves
+# its stdout (F_DUPFD to 11), points fd 1 at a and restores it with dup2(11, 1): fd 1 is the
+# inherited stdout again, not a (before: still a, and cat's copy to it was replayed into a). A
+# copy between a file and such an fd moves the file's side as recorded: cat's position
+# advances (before: it stayed, and the next copy, recorded 0 at the end, gave 3), and a file
+# copied into from stdin gets the bytes.
+cat > inherited.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"openat","start_ns":1000,"end_ns":1100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a","flags":"O_WRONLY|O_CREAT|O_TRUNC","mode":438}}
+{"pid":1,"tid":1,"call":"fcntl","start_ns":2000,"end_ns":2100,"ret":11,"errno":null,"args":{"fd":1,"cmd":0,"arg":10}}
+{"pid":1,"tid":1,"call":"close","start_ns":3000,"end_ns":3100,"ret":0,"errno":null,"args":{"fd":1}}
+{"pid":1,"tid":1,"call":"dup2","start_ns":4000,"end_ns":4100,"ret":1,"errno":null,"args":{"oldfd":3,"newfd":1}}
+{"pid":1,"tid":1,"call":"close","start_ns":5000,"end_ns":5100,"ret":0,"errno":null,"args":{"fd":3}}
+{"pid":1,"tid":1,"call":"write","start_ns":6000,"end_ns":6100,"ret":3,"errno":null,"args":{"fd":1,"count":3}}
+{"pid":1,"tid":1,"call":"dup2","start_ns":7000,"end_ns":7100,"ret":1,"errno":null,"args":{"oldfd":11,"newfd":1}}
+{"pid":1,"tid":1,"call":"openat","start_ns":8000,"end_ns":8100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/a","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"copy_file_range","start_ns":9000,"end_ns":9100,"ret":3,"errno":null,"args":{"fd_in":3,"off_in":"NULL","fd_out":1,"off_out":"NULL","len":9223372035781033984,"flags":0}}
+{"pid":1,"tid":1,"call":"copy_file_range","start_ns":10000,"end_ns":10100,"ret":0,"errno":null,"args":{"fd_in":3,"off_in":"NULL","fd_out":1,"off_out":"NULL","len":9223372035781033984,"flags":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":11000,"end_ns":11100,"ret":0,"errno":null,"args":{"fd":3,"count":100}}
+{"pid":1,"tid":1,"call":"openat","start_ns":12000,"end_ns":12100,"ret":4,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/out","flags":"O_WRONLY|O_CREAT","mode":420}}
+{"pid":1,"tid":1,"call":"copy_file_range","start_ns":13000,"end_ns":13100,"ret":7,"errno":null,"args":{"fd_in":0,"off_in":"NULL","fd_out":4,"off_out":"NULL","len":100,"flags":0}}
+{"pid":1,"tid":1,"call":"lseek","start_ns":14000,"end_ns":14100,"ret":7,"errno":null,"args":{"fd":4,"offset":0,"whence":1}}
+JSON
+replay_jsonl inherited rootinherited
+sizes=$(stat -c %s rootinherited/w/a rootinherited/w/out 2>&1 | tr '\n' ' ')
+if zero inherited && [[ $sizes == "3 7 " ]]; then
+  ok "inherited fds: dup2 of one restores it, copies move the file's side (0 mismatches, sizes $sizes)"
+else
+  fail "inherited fds: $(mismatches inherited), sizes $sizes (want 3 7)"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -93,7 +93,35 @@ class Engine {
   }
   ~Engine() {
     procs_.clear();
+    for (const auto& [key, fd] : fifo_holders_) ::close(fd);
     if (root_ >= 0) ::close(root_);
+  }
+
+  // A FIFO inside the root held open for reading and writing by the replay itself, so that
+  // an open for writing the recording's kernel let through (its reader was another process,
+  // blocked in open until then) does not fail ENXIO in the replay's non-blocking open, and what
+  // is written stays in the pipe for the reader's open and read that come after (see
+  // OpenIn). At most kMaxFifoHolders (a hostile trace's millions of FIFOs would use up the fd
+  // table). False when n is no FIFO, or already held.
+  static constexpr size_t kMaxFifoHolders = 1024;
+  // any: true also when it is held already.
+  bool HoldFifo(const std::string& n, bool any = false) {
+    int path_fd = OpenIn(n, O_PATH, 0);
+    if (path_fd < 0) return false;
+    struct stat st {};
+    bool ok = fstat(path_fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    if (ok && fifo_holders_.count({st.st_dev, st.st_ino}) != 0) {
+      ::close(path_fd);
+      return any;
+    }
+    ok = ok && fifo_holders_.size() < kMaxFifoHolders;
+    int h = ok ? ::open(("/proc/self/fd/" + std::to_string(path_fd)).c_str(),
+                        O_RDWR | O_NONBLOCK | O_CLOEXEC)
+               : -1;
+    ::close(path_fd);
+    if (h < 0) return false;
+    fifo_holders_[{st.st_dev, st.st_ino}] = h;
+    return true;
   }
 
   // openat2 inside the root: "..", absolute paths and symlinks cannot leave it. Never waiting
@@ -352,6 +380,9 @@ class Engine {
   int root_ = -1;
   std::vector<std::string> only_;
   std::unordered_map<uint32_t, Proc> procs_;
+  std::map<std::pair<dev_t, ino_t>, int> fifo_holders_;  // see HoldFifo
+  // Per held FIFO, bytes its readers were given before the writer that wrote them (see read).
+  std::map<std::pair<dev_t, ino_t>, uint64_t> fifo_owed_;
 
  public:
   // Concurrent replay: held around Replay's bookkeeping, released during the call itself.
@@ -508,6 +539,14 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       begin();
       int fd = OpenIn(n, flags, mode);
       end(fd);
+      if (fd == -ENXIO && e.ret >= 0 && (flags & O_ACCMODE) == O_WRONLY && HoldFifo(n)) {
+        // A FIFO's writer whose reader opens it after it in the replay (in the recording the
+        // reader waited in open): the replay holds the FIFO open meanwhile (before: ENXIO,
+        // and the reader read nothing).
+        begin();
+        fd = OpenIn(n, flags, mode);
+        end(fd);
+      }
       if (fd >= 0 && e.ret >= 0) {
         auto l = std::make_shared<Live>();
         l->fd = fd;
@@ -577,9 +616,34 @@ void Engine::Replay(const Event& e, int64_t* latency) {
                                              : e.args[2].i);
       begin();
       bool rd = e.call == CallId::read || e.call == CallId::readv;
-      end(InPieces(n, [&](char* b, uint64_t piece, uint64_t) {
+      long res = InPieces(n, [&](char* b, uint64_t piece, uint64_t) {
         return Ret(rd ? ::read(l->fd, b, piece) : ::write(l->fd, b, piece));
-      }));
+      });
+      struct stat st {};
+      bool fifo = (rd ? res == -EAGAIN : (res > 0 && !fifo_holders_.empty())) &&
+                  fstat(l->fd, &st) == 0 && S_ISFIFO(st.st_mode);
+      // A FIFO the replay holds open (HoldFifo) has a writer, its own, when the recording's
+      // had none left: no data then is the end of file the program saw.
+      if (fifo && rd && e.ret == 0) res = 0;
+      end(res);
+      if (fifo && rd && e.ret > 0 && HoldFifo(l->path, /*any=*/true)) {
+        // A read that waited, in the recording, for a writer whose write comes after it in
+        // effect order (calls are ordered by their start): the reader is given the recorded
+        // count now, and as many bytes of what the writer writes later are taken out of the
+        // FIFO, so that the reader's later reads find what they found (end of file).
+        r = e.ret;
+        fifo_owed_[{st.st_dev, st.st_ino}] += static_cast<uint64_t>(e.ret);
+        ++r_->emulated["FIFO read before its writer's write (given the recorded count)"];
+      } else if (fifo && !rd) {
+        auto owed = fifo_owed_.find({st.st_dev, st.st_ino});
+        auto h = fifo_holders_.find({st.st_dev, st.st_ino});
+        if (owed != fifo_owed_.end() && h != fifo_holders_.end()) {
+          uint64_t take = std::min<uint64_t>({owed->second, static_cast<uint64_t>(res), kMaxIo});
+          ssize_t k = ::read(h->second, Buffer(take), take);
+          if (k > 0) owed->second -= static_cast<uint64_t>(k);
+          if (owed->second == 0) fifo_owed_.erase(owed);
+        }
+      }
       break;
     }
     case CallId::pread64:

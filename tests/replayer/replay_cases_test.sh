@@ -305,5 +305,28 @@ else
   fail "inherited fds: $(mismatches inherited), sizes $sizes (want 3 7)"
 fi
 
+# ---- A FIFO written by one process and read by another (sh: mkfifo ff; (echo x > ff &); cat
+# ff). The writer's open comes first here (the reader's open waited for it in the recording),
+# and the reader's read, which waited for the write, starts before it. The replay holds the
+# FIFO open itself so that the writer's non-blocking open does not fail ENXIO, gives the
+# reader the recorded count and takes as many bytes of the later write out of the FIFO, so
+# that the reader's last read finds the end of file (before: open ENXIO, read 0).
+cat > fifo.jsonl << JSON
+$header
+{"pid":1,"tid":1,"call":"mknodat","start_ns":1000,"end_ns":1100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/ff","mode":4516,"dev":0}}
+{"pid":1,"tid":1,"call":"clone","start_ns":2000,"end_ns":2100,"ret":2,"errno":null,"args":{"flags":17}}
+{"pid":2,"tid":2,"call":"openat","start_ns":3000,"end_ns":7000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/ff","flags":"O_WRONLY|O_CREAT|O_TRUNC","mode":438}}
+{"pid":1,"tid":1,"call":"openat","start_ns":6900,"end_ns":7000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"ff","flags":"O_RDONLY","mode":0}}
+{"pid":1,"tid":1,"call":"read","start_ns":7100,"end_ns":8200,"ret":9,"errno":null,"args":{"fd":3,"count":131072}}
+{"pid":2,"tid":2,"call":"write","start_ns":8000,"end_ns":8100,"ret":9,"errno":null,"args":{"fd":3,"count":9}}
+{"pid":2,"tid":2,"call":"close","start_ns":8300,"end_ns":8400,"ret":0,"errno":null,"args":{"fd":3}}
+{"pid":1,"tid":1,"call":"read","start_ns":9000,"end_ns":9100,"ret":0,"errno":null,"args":{"fd":3,"count":131072}}
+JSON
+for threads in one per-thread; do
+  replay_jsonl fifo "root-fifo-$threads" --threads "$threads"
+  if zero fifo && [[ -p root-fifo-$threads/w/ff ]]; then ok "FIFO between two processes ($threads): 0 mismatches"
+  else fail "FIFO between two processes ($threads): $(mismatches fifo)"; fi
+done
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

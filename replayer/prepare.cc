@@ -72,9 +72,44 @@ bool InitialState::Admit(const std::string& n) {
   return !overflowed_;
 }
 
+std::string InitialState::Origin(const std::string& n) const {
+  if (origin_.empty()) return n;
+  for (std::string_view at = n;; at = Parent(at)) {
+    auto o = origin_.find(std::string(at));
+    if (o != origin_.end())
+      return o->second.empty() ? std::string() : o->second + n.substr(at.size());
+    if (at.empty()) return n;
+  }
+}
+
+void InitialState::AddInitial(const std::string& o, char type) {
+  if (o.empty()) return;
+  auto it = initial_.find(o);
+  if (it != initial_.end()) {
+    if (it->second.type == '?') it->second.type = type;
+    return;
+  }
+  if (!Admit(o)) return;
+  initial_[o].type = type;
+  std::string parent(Parent(o));
+  if (!parent.empty()) AddInitial(parent, 'd');
+}
+
 void InitialState::Exists(const std::string& n, char type) {
   if (n.empty()) return;  // the root
   auto it = now_.find(n);
+  if (it == now_.end() && !origin_.empty()) {
+    // A name under one the trace renamed (a directory that existed before the run, renamed,
+    // then used under its new name) existed before under the old name (before: under the new
+    // one, which prepare then made, so the rename failed EEXIST).
+    std::string o = Origin(n);
+    if (o != n) {
+      if (!Admit(n)) return;
+      now_[n] = Now::kExists;
+      AddInitial(o, type);
+      return;
+    }
+  }
   if (it == now_.end()) {
     if (!Admit(n)) return;
     now_[n] = Now::kExists;
@@ -83,13 +118,14 @@ void InitialState::Exists(const std::string& n, char type) {
     std::string parent(Parent(n));
     if (!parent.empty()) Exists(parent, 'd');
   } else if (it->second == Now::kExists) {
-    auto in = initial_.find(n);
+    auto in = initial_.find(Origin(n));
     if (in != initial_.end() && in->second.type == '?') in->second.type = type;
   }
 }
 
 void InitialState::Executable(const std::string& n) {
-  if (initial_.count(n) && executable_.insert(n).second) Spend(n.size() + 64);
+  std::string o = Origin(n);
+  if (initial_.count(o) && executable_.insert(o).second) Spend(o.size() + 64);
 }
 
 void InitialState::MakeExecutable(const std::string& n) {
@@ -127,19 +163,46 @@ void InitialState::Absent(const std::string& n) {
 void InitialState::Created(const std::string& n, char type) {
   (void)type;
   if (!Admit(n)) return;
+  if (!origin_.empty() && Origin(n) != n) {  // a new object, not the old one's
+    origin_[n] = std::string();
+    Spend(n.size() + 64);
+  }
   std::string parent(Parent(n));
   if (!parent.empty()) Exists(parent, 'd');
   now_[n] = Now::kExists;
 }
 
-void InitialState::Removed(const std::string& n) {
+void InitialState::Removed(const std::string& n, bool gone) {
+  if (InitialEntry* x = Initial(n); x && gone) x->removed = true;
+  if (!origin_.empty() && Origin(n) != n) {  // no longer the old object
+    origin_[n] = std::string();
+    Spend(n.size() + 64);
+  }
   if (Admit(n)) now_[n] = Now::kAbsent;
 }
 
 void InitialState::AtLeast(const std::string& n, uint64_t size) {
-  auto it = initial_.find(n);
-  if (it != initial_.end() && (it->second.type == 'f' || it->second.type == '?'))
+  // (On a symlink too: Finish gives the size to what it leads to.)
+  auto it = initial_.find(Origin(n));
+  if (it != initial_.end() &&
+      (it->second.type == 'f' || it->second.type == '?' || it->second.type == 'l'))
     it->second.size = std::max(it->second.size, size);
+}
+
+InitialEntry* InitialState::Initial(const std::string& n) {
+  auto it = initial_.find(Origin(n));
+  return it == initial_.end() || it->second.removed ? nullptr : &it->second;
+}
+
+void InitialState::Followed(const std::string& n, bool dir) {
+  if (InitialEntry* x = Initial(n)) {
+    x->followed = true;
+    x->dir_use |= dir;
+  }
+}
+
+void InitialState::Written(const std::string& n) {
+  if (InitialEntry* x = Initial(n)) x->written = true;
 }
 
 void InitialState::Observe(const trace::Event& e) {
@@ -150,6 +213,7 @@ void InitialState::Observe(const trace::Event& e) {
       InitialEntry& x = initial_[n];
       x.type = TypeOfMode(static_cast<uint32_t>(e.args[1].i));
       x.mode = static_cast<uint32_t>(e.args[1].i) & 07777;
+      x.sure = true;
       x.size = static_cast<uint64_t>(std::max<int64_t>(0, e.args[2].i));
       if (!e.args[3].null) {
         x.target = std::string(e.args[3].s);
@@ -159,6 +223,11 @@ void InitialState::Observe(const trace::Event& e) {
     }
     return;
   }
+  // An empty path names nothing (ENOENT) or, with AT_EMPTY_PATH, the dirfd's own file: it
+  // says nothing of a name (composed with the cwd, a failed stat("") made the cwd absent).
+  for (int i = 0; i < spec.nargs; ++i)
+    if (spec.args[i].kind == trace::ArgKind::kPath && !e.args[i].null && e.args[i].s.empty())
+      return;
   Proc& p = P(e.pid);
   bool ok = !e.failed();
   int err = e.err();
@@ -185,7 +254,9 @@ void InitialState::Observe(const trace::Event& e) {
           Created(n, 'f');
         } else {
           Exists(n, (flags & O_DIRECTORY) ? 'd' : '?');
+          if (!(flags & O_NOFOLLOW)) Followed(n, (flags & O_DIRECTORY) != 0);
         }
+        if (flags & O_TRUNC) Written(n);
         auto f = std::make_shared<Fd>();
         f->path = n;
         p.fds[e.ret] = f;
@@ -202,13 +273,19 @@ void InitialState::Observe(const trace::Event& e) {
     case CallId::dup3:
       if (ok) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else if (e.ret != e.args[0].i)
+          p.fds.erase(e.ret);  // a copy of an fd the trace did not open
       }
       break;
     case CallId::fcntl:
       if (ok && (e.args[1].i == F_DUPFD || e.args[1].i == F_DUPFD_CLOEXEC)) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else
+          p.fds.erase(e.ret);
       }
       break;
     case CallId::read:
@@ -226,10 +303,35 @@ void InitialState::Observe(const trace::Event& e) {
       break;
     case CallId::write:
     case CallId::writev:
-      if (Fd* f = fd(0); f && ok) f->offset += e.ret;
+      if (Fd* f = fd(0); f && ok) {
+        f->offset += e.ret;
+        if (e.ret > 0) Written(f->path);
+      }
+      break;
+    case CallId::pwrite64:
+    case CallId::pwritev:
+    case CallId::pwritev2:
+    case CallId::ftruncate:
+    case CallId::fallocate:
+      if (Fd* f = fd(0); f && ok) Written(f->path);
       break;
     case CallId::lseek:
-      if (Fd* f = fd(0); f && ok) f->offset = e.ret;
+      if (Fd* f = fd(0); f && ok) {
+        f->offset = e.ret;
+        // Where the file ended then (SEEK_END: the result less the offset; SEEK_DATA: data at
+        // the result; SEEK_HOLE: a hole there, at the latest at the end), unless the trace had
+        // changed it by then: java reads 952 bytes of its 13.5 MB classes.jsa after a SEEK_END,
+        // and the file was prepared with the 952 bytes.
+        InitialEntry* x = Initial(f->path);
+        int64_t whence = e.args[2].i, end = -1;
+        if (whence == SEEK_END && !__builtin_sub_overflow(e.ret, e.args[1].i, &end)) {
+        } else if (whence == SEEK_DATA) {
+          end = e.ret + 1;
+        } else if (whence == SEEK_HOLE) {
+          end = e.ret;
+        }
+        if (x && !x->written && end > 0) AtLeast(f->path, static_cast<uint64_t>(end));
+      }
       break;
     case CallId::copy_file_range:
     case CallId::sendfile: {
@@ -284,6 +386,11 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, e.call == CallId::truncate ? 'f' : '?');
       else if (err == ENOENT)
         Absent(n);
+      if (ok && e.call != CallId::lstat && e.call != CallId::lgetxattr &&
+          e.call != CallId::llistxattr && e.call != CallId::lchown && e.call != CallId::lsetxattr &&
+          e.call != CallId::lremovexattr)
+        Followed(n);
+      if (ok && e.call == CallId::truncate) Written(n);
       if (ok && e.call == CallId::access && (e.args[1].i & X_OK)) Executable(n);
       break;
     }
@@ -300,6 +407,13 @@ void InitialState::Observe(const trace::Event& e) {
         Exists(n, '?');
       else if (err == ENOENT)
         Absent(n);
+      int64_t at_flags = e.call == CallId::newfstatat   ? e.args[3].i
+                         : e.call == CallId::statx      ? e.args[2].i
+                         : e.call == CallId::fchownat   ? e.args[4].i
+                         : e.call == CallId::utimensat  ? e.args[3].i
+                         : e.call == CallId::faccessat2 ? e.args[3].i
+                                                        : 0;
+      if (ok && !(at_flags & AT_SYMLINK_NOFOLLOW)) Followed(n);
       if (ok && (e.call == CallId::faccessat || e.call == CallId::faccessat2) &&
           (e.args[2].i & X_OK))
         Executable(n);
@@ -311,8 +425,12 @@ void InitialState::Observe(const trace::Event& e) {
       std::string n = at ? path_arg(0, 1) : path_arg(-1, 0);
       if (ok) {
         Exists(n, 'l');
-        auto it = initial_.find(n);
-        if (it != initial_.end()) {
+        // A symlink, whatever was inferred before (a link to a directory traversed first, as
+        // ld.so opens /lib/... and cmake readlinks /lib later, was made a directory: readlink
+        // failed EINVAL), unless the snapshot said otherwise or the name was replaced since.
+        if (InitialEntry* x = Initial(n); x && !x->sure) x->type = 'l';
+        auto it = initial_.find(Origin(n));
+        if (it != initial_.end() && it->second.type == 'l') {
           // The target the call read (format version 3 on), so that what follows the link
           // finds what it found; else (and for one no symlink can have) a placeholder. A
           // target that filled the buffer may have been cut (Go and Rust probe with a small
@@ -366,9 +484,19 @@ void InitialState::Observe(const trace::Event& e) {
       std::string a = at ? path_arg(0, 1) : path_arg(-1, 0);
       std::string b = at ? path_arg(2, 3) : path_arg(-1, 1);
       if (ok) {
+        // b is, from now on, what a was: for a name that existed before the run, the calls
+        // on b (and on names under it) say what that name held (before: a renamed file read
+        // under its new name was made empty under its old one).
         Exists(a, '?');
-        Removed(a);
+        std::string oa = Origin(a);
+        bool was_initial = Initial(a) != nullptr;
+        Removed(a, /*gone=*/false);
         Created(b, '?');
+        if (was_initial || !origin_.empty()) {
+          Spend(a.size() + b.size() + oa.size() + 128);
+          origin_[b] = was_initial ? oa : std::string();
+          origin_[a] = std::string();
+        }
       } else if (err == ENOENT) {
         Absent(a);
       }
@@ -400,6 +528,7 @@ void InitialState::Observe(const trace::Event& e) {
       if (ok) {
         std::string n = path_arg(-1, 0);
         Exists(n, 'd');
+        Followed(n, true);
         if (n.size() <= kMaxName) p.cwd = n;
       }
       break;
@@ -407,6 +536,9 @@ void InitialState::Observe(const trace::Event& e) {
       if (ok) {
         if (Fd* f = fd(0)) p.cwd = f->path;
       }
+      break;
+    case CallId::umask:
+      if (first_umask_ < 0 && e.ret >= 0) first_umask_ = e.ret & 0777;
       break;
     case CallId::clone:
     case CallId::clone3:
@@ -422,7 +554,56 @@ void InitialState::Observe(const trace::Event& e) {
   }
 }
 
+bool InitialState::HasChild(const std::string& n) const {
+  std::string prefix = n + "/";
+  auto child = initial_.lower_bound(prefix);
+  return child != initial_.end() && child->first.compare(0, prefix.size(), prefix) == 0;
+}
+
+void InitialState::ResolveLinks() {
+  for (auto it = initial_.begin(); it != initial_.end(); ++it) {
+    InitialEntry& x = it->second;
+    if (x.type != 'l') continue;
+    bool as_dir = x.dir_use || HasChild(it->first);
+    if (x.target.empty()) {
+      // Seen only in a listing (DT_LNK), target unknown: a dangling placeholder would fail
+      // every stat and open through it (python's sitecustomize.py, /etc/localtime). What the
+      // program followed it to is made in its place (it reads no target, it lists a type).
+      if (as_dir || x.followed) x.type = as_dir ? 'd' : 'f';
+      continue;
+    }
+    if (x.target == kUnknownTarget || !(x.followed || as_dir || x.size > 0)) continue;
+    // Followed or read through: what it leads to exists and holds the bytes read (credited to
+    // the link's name: before, the target was made empty and reads through the link gave 0).
+    // The target is the trace's, untrusted: it is only a name under the root here
+    // (Normalize stops ".." at the root; an absolute target is from the root), made as any
+    // other, inside the root.
+    std::string at = it->first;
+    const InitialEntry* link = &x;
+    for (int hops = 0; hops < 40 && link != nullptr; ++hops) {
+      at = Normalize(Compose(Parent(at), link->target));
+      auto t = initial_.find(at);
+      link = t != initial_.end() && t->second.type == 'l' && !t->second.target.empty() &&
+                     t->second.target != kUnknownTarget
+                 ? &t->second
+                 : nullptr;
+    }
+    if (link != nullptr || at.empty() || at == it->first) continue;  // a loop, or the root
+    auto t = initial_.find(at);
+    if (t != initial_.end()) {
+      InitialEntry& y = t->second;
+      if (y.type == 'f' || y.type == '?') y.size = std::max(y.size, x.size);
+      if (as_dir && y.type == '?') y.type = 'd';
+    } else if (!Known(at) && Admit(at)) {  // (not made nor found missing by the trace)
+      InitialEntry& y = initial_[at];
+      y.type = as_dir ? 'd' : 'f';
+      y.size = as_dir ? 0 : x.size;
+    }
+  }
+}
+
 const std::map<std::string, InitialEntry>& InitialState::Finish() {
+  ResolveLinks();
   for (auto it = initial_.begin(); it != initial_.end(); ++it) {
     if (it->second.type != '?') continue;
     std::string prefix = it->first + "/";

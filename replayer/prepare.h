@@ -25,6 +25,12 @@ struct InitialEntry {
   uint32_t mode = 0;    // permission bits, 0 when unknown
   std::string target;   // symlinks
   bool target_cut = false;  // read by a readlink that filled its buffer: may be longer
+  bool sure = false;        // type and mode from the snapshot (initial_state), not inferred
+  bool followed = false;    // a call that follows symlinks succeeded on the name
+  bool dir_use = false;     // ... and took it for a directory (O_DIRECTORY, chdir)
+  bool removed = false;     // the trace removed (or renamed away) the name at some point
+  bool written = false;     // the trace changed the file's size or data (its size at a SEEK_END
+                            // is then not the initial one)
 };
 
 class InitialState {
@@ -39,6 +45,9 @@ class InitialState {
   // name keeps all its parents, so deep names cost the square of their length): Finish's
   // entries are incomplete, and the prepare step must not go on.
   bool overflowed() const { return overflowed_; }
+  // What the trace's first umask call returned (-1: none): the umask every recorded process
+  // started with, since none had changed it before that call.
+  int64_t first_umask() const { return first_umask_; }
   // Names longer than this (normalised, root-relative) are left out, here and by the replay,
   // which hands the kernel each name whole (from the root): no system call takes a longer one
   // (PATH_MAX, 4096 with its NUL; ENAMETOOLONG).
@@ -63,8 +72,23 @@ class InitialState {
   void Executable(const std::string& n);  // found executable: 0755 unless a mode is known
   void MakeExecutable(const std::string& n);  // (by Finish, when every type and target is known)
   void Created(const std::string& n, char type);
-  void Removed(const std::string& n);
+  // gone: the object is gone (unlink, rmdir), not moved (rename).
+  void Removed(const std::string& n, bool gone = true);
+  // The name that n stands for at the start (names renamed by the trace: the name the object
+  // had then), or "" for an object the trace made; n itself where no rename is involved.
+  std::string Origin(const std::string& n) const;
+  // An entry for the initial name o (and its parents), not looked up in the current names.
+  void AddInitial(const std::string& o, char type);
   void AtLeast(const std::string& n, uint64_t size);
+  // The entry of n if it is still the object that was there at the start, else nullptr.
+  InitialEntry* Initial(const std::string& n);
+  void Followed(const std::string& n, bool dir = false);
+  void Written(const std::string& n);
+  // A symlink whose target the trace never read (seen in a listing) but that the program
+  // followed: made as what it led to. A symlink followed or read through: what it leads to
+  // exists, with the bytes read through it (by Finish).
+  void ResolveLinks();
+  bool HasChild(const std::string& n) const;
 
   // Whether n may become a key (not too long, the budget not spent); counts it when it may.
   bool Admit(const std::string& n);
@@ -74,11 +98,15 @@ class InitialState {
   std::string cwd0_;
   size_t name_bytes_ = 0;
   bool overflowed_ = false;
+  int64_t first_umask_ = -1;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<std::string, Now> now_;
   std::map<std::string, InitialEntry> initial_;
   std::unordered_set<std::string> parents_of_absent_;  // counted in name_bytes_ too
   std::unordered_set<std::string> executable_;         // the same
+  // Names the trace renamed to and from (and names made under them since): the initial name
+  // each stands for, "" for none. Empty in a trace that renames nothing that existed before.
+  std::unordered_map<std::string, std::string> origin_;
 };
 
 }  // namespace iorr::replay

@@ -2,29 +2,30 @@
 #include "replayer/replayer.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/sendfile.h>
-#include <sys/stat.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/uio.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <memory>
-#include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -49,6 +50,11 @@ int64_t MonoNs() {
 }
 
 long Ret(long r) { return r < 0 ? -errno : r; }
+// What an empty path ("") stands for where the call was not given AT_EMPTY_PATH: a name the
+// kernel refuses with ENOENT (stat(""), mkdir("")) before looking anything up. (Composed with
+// the cwd, it named the cwd: stat("") succeeded and mkdir("") failed EEXIST.) Never a real
+// name: it holds a NUL byte, which no recorded path can (those are refused first).
+const std::string kEmptyPath("\0", 1);
 // A recorded FICLONE result that says the file system (or the pair of files) could not clone.
 bool CannotClone(long ret) {
   return ret == -EOPNOTSUPP || ret == -EXDEV || ret == -EINVAL || ret == -ENOTTY;
@@ -68,6 +74,11 @@ struct Live {
 struct Proc {
   std::string cwd;
   std::unordered_map<int64_t, std::shared_ptr<Live>> fds;
+  // The recorded process's umask: inherited at fork, set by umask(). The replayer's own is 0
+  // while it replays (Run), so that each creation is given mode & ~umask explicitly: one
+  // process umask shared by every recorded process gave files other modes ("umask(): recorded
+  // 18, replayed 0").
+  mode_t umask = 022;
 };
 
 class Engine {
@@ -82,7 +93,35 @@ class Engine {
   }
   ~Engine() {
     procs_.clear();
+    for (const auto& [key, fd] : fifo_holders_) ::close(fd);
     if (root_ >= 0) ::close(root_);
+  }
+
+  // A FIFO inside the root held open for reading and writing by the replay itself, so that
+  // an open for writing the recording's kernel let through (its reader was another process,
+  // blocked in open until then) does not fail ENXIO in the replay's non-blocking open, and what
+  // is written stays in the pipe for the reader's open and read that come after (see
+  // OpenIn). At most kMaxFifoHolders (a hostile trace's millions of FIFOs would use up the fd
+  // table). False when n is no FIFO, or already held.
+  static constexpr size_t kMaxFifoHolders = 1024;
+  // any: true also when it is held already.
+  bool HoldFifo(const std::string& n, bool any = false) {
+    int path_fd = OpenIn(n, O_PATH, 0);
+    if (path_fd < 0) return false;
+    struct stat st {};
+    bool ok = fstat(path_fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    if (ok && fifo_holders_.count({st.st_dev, st.st_ino}) != 0) {
+      ::close(path_fd);
+      return any;
+    }
+    ok = ok && fifo_holders_.size() < kMaxFifoHolders;
+    int h = ok ? ::open(("/proc/self/fd/" + std::to_string(path_fd)).c_str(),
+                        O_RDWR | O_NONBLOCK | O_CLOEXEC)
+               : -1;
+    ::close(path_fd);
+    if (h < 0) return false;
+    fifo_holders_[{st.st_dev, st.st_ino}] = h;
+    return true;
   }
 
   // openat2 inside the root: "..", absolute paths and symlinks cannot leave it. Never waiting
@@ -91,6 +130,7 @@ class Engine {
   // files and directories ignore; a FIFO opened for writing without a reader then fails (ENXIO)
   // and its reads and writes do not wait.
   int OpenIn(const std::string& rel, int flags, mode_t mode) {
+    if (rel == kEmptyPath) return -ENOENT;
     struct open_how how {};
     how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NONBLOCK);
     how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode & 07777) : 0;
@@ -99,15 +139,23 @@ class Engine {
     return r < 0 ? -errno : static_cast<int>(r);
   }
 
-  // The parent directory of rel, opened inside the root, and the last name in *leaf.
+  // The parent directory of rel, opened inside the root, and the last name in *leaf. The root
+  // itself ("/", or ".." above it) is the root with the leaf ".", which the calls that take a
+  // parent and a name treat as the kernel treats "/" (stat and lstat succeed, mkdir fails
+  // EEXIST, rename and rmdir fail; before, EINVAL for all: statx("/") in `stat /`).
   int ParentIn(const std::string& rel, std::string* leaf) {
+    if (rel == kEmptyPath) return -ENOENT;
+    if (rel.empty()) {
+      *leaf = ".";
+      return OpenIn(rel, O_PATH | O_DIRECTORY, 0);
+    }
     std::string dir;
     if (!SplitLeaf(rel, &dir, leaf)) return -EINVAL;
     return OpenIn(dir, O_PATH | O_DIRECTORY, 0);
   }
 
   bool Filtered(const std::string& n) const {
-    if (only_.empty()) return false;
+    if (only_.empty() || n == kEmptyPath) return false;
     for (const std::string& p : only_)
       if (n == p || (n.size() > p.size() && n.compare(0, p.size(), p) == 0 && n[p.size()] == '/') ||
           p.empty())
@@ -221,6 +269,7 @@ class Engine {
     if (it != procs_.end()) return it->second;
     Proc& p = procs_[pid];
     p.cwd = cwd0_;
+    p.umask = umask0_;
     return p;
   }
   void Skip(const char* why) { r_->skipped[why]++; }
@@ -228,11 +277,30 @@ class Engine {
   // this size (the trace's counts are not trusted: one of 1 GiB on a buffer of this size let
   // the kernel write past it, and a write sent the replayer's own memory to a file).
   static constexpr uint64_t kMaxIo = 64u << 20;
-  static char* Buffer(uint64_t n) {  // per replaying thread, at least min(n, kMaxIo) bytes
-    thread_local std::vector<char> buf;
+  // Per replaying thread, at least min(n, kMaxIo) bytes, aligned for direct I/O (kIoAlign, a
+  // multiple of any logical block size): an O_DIRECT read or write the recording's kernel took
+  // must not fail EINVAL here for the buffer's address alone (a replayed `dd oflag=direct`
+  // failed every write before, from a std::vector's buffer). The sizes it is taken in are
+  // multiples of kIoAlign too, so that pieces of a large count start aligned.
+  static constexpr uint64_t kIoAlign = 4096;
+  static char* Buffer(uint64_t n) {
+    struct Aligned {
+      char* p = nullptr;
+      uint64_t size = 0;
+      ~Aligned() { std::free(p); }
+    };
+    thread_local Aligned buf;
     if (n > kMaxIo) n = kMaxIo;
-    if (buf.size() < n) buf.assign(n, static_cast<char>(0xA5));
-    return buf.data();
+    n = (n + kIoAlign - 1) / kIoAlign * kIoAlign;
+    if (buf.size < n) {
+      void* p = nullptr;
+      if (posix_memalign(&p, kIoAlign, n) != 0) std::abort();
+      std::memset(p, 0xA5, n);
+      std::free(buf.p);
+      buf.p = static_cast<char*>(p);
+      buf.size = n;
+    }
+    return buf.p;
   }
   // Bytes [from, end) of `in` written at the same offsets of `out`: copy_file_range, then read
   // and write for what it cannot copy (between two file systems, EXDEV: a mount point inside
@@ -304,6 +372,7 @@ class Engine {
 
  public:
   std::string cwd0_;
+  mode_t umask0_ = 022;  // the umask the recorded processes started with
 
  private:
   const Options& o_;
@@ -311,6 +380,9 @@ class Engine {
   int root_ = -1;
   std::vector<std::string> only_;
   std::unordered_map<uint32_t, Proc> procs_;
+  std::map<std::pair<dev_t, ino_t>, int> fifo_holders_;  // see HoldFifo
+  // Per held FIFO, bytes its readers were given before the writer that wrote them (see read).
+  std::map<std::pair<dev_t, ino_t>, uint64_t> fifo_owed_;
 
  public:
   // Concurrent replay: held around Replay's bookkeeping, released during the call itself.
@@ -335,8 +407,16 @@ void Engine::Replay(const Event& e, int64_t* latency) {
   // Resolution of a path argument: base (cwd or a dirfd's path) + path, normalised.
   bool bad = false;
   bool nul = false;  // a path with a NUL byte, which no system call can have been given
+  // Whether an empty path names the dirfd's file (AT_EMPTY_PATH given to a call that takes it).
+  int64_t at_flags = e.call == CallId::newfstatat                             ? e.args[3].i
+                     : e.call == CallId::statx                                ? e.args[2].i
+                     : e.call == CallId::fchownat || e.call == CallId::linkat ? e.args[4].i
+                     : e.call == CallId::faccessat2                           ? e.args[3].i
+                                                                              : 0;
+  bool empty_names_fd = (at_flags & AT_EMPTY_PATH) != 0;
   auto path = [&](int dir_idx, int path_idx) -> std::string {
     std::string_view s = e.args[path_idx].null ? std::string_view() : e.args[path_idx].s;
+    if (!e.args[path_idx].null && s.empty() && !empty_names_fd) return kEmptyPath;
     // Refused: the kernel would have read the name up to the NUL, and so would the replayer's
     // own calls ("..\0" passed for a name and reached the root's parent), unlike its checks.
     if (s.find('\0') != std::string_view::npos) {
@@ -454,10 +534,19 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       mode_t mode = e.call == CallId::creat ? static_cast<mode_t>(e.args[1].i)
                     : e.call == CallId::openat2 ? 0644
                                                 : static_cast<mode_t>(e.args[at ? 3 : 2].i);
+      mode &= ~p.umask;
       flags &= ~O_NOCTTY;
       begin();
       int fd = OpenIn(n, flags, mode);
       end(fd);
+      if (fd == -ENXIO && e.ret >= 0 && (flags & O_ACCMODE) == O_WRONLY && HoldFifo(n)) {
+        // A FIFO's writer whose reader opens it after it in the replay (in the recording the
+        // reader waited in open): the replay holds the FIFO open meanwhile (before: ENXIO,
+        // and the reader read nothing).
+        begin();
+        fd = OpenIn(n, flags, mode);
+        end(fd);
+      }
       if (fd >= 0 && e.ret >= 0) {
         auto l = std::make_shared<Live>();
         l->fd = fd;
@@ -487,17 +576,34 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::dup:
     case CallId::dup2:
     case CallId::dup3: {
+      // (A copy of an fd the trace did not open is one too: the target loses what it named.
+      // A shell's `echo hi > a` restores its inherited stdout with dup2(11, 1), which left fd 1
+      // naming a, and cat's copy_file_range to its stdout was replayed into a.)
       auto it = p.fds.find(e.args[0].i);
-      if (e.ret >= 0 && it != p.fds.end()) p.fds[e.ret] = it->second;
+      if (e.ret >= 0 && it != p.fds.end())
+        p.fds[e.ret] = it->second;
+      else if (e.ret >= 0 && e.ret != e.args[0].i)
+        p.fds.erase(e.ret);
       return Skip("dup (applied to the fd map)");
     }
     case CallId::fcntl: {
       int64_t cmd = e.args[1].i;
       if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && e.ret >= 0) {
         auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end()) p.fds[e.ret] = it->second;
+        if (it != p.fds.end())
+          p.fds[e.ret] = it->second;
+        else
+          p.fds.erase(e.ret);
       }
-      return Skip("fcntl (applied to the fd map)");
+      if (cmd != F_SETFL) return Skip("fcntl (applied to the fd map)");
+      // F_SETFL changes how the file's later calls go (dd oflag=direct turns O_DIRECT off for
+      // its last, short block: left on, that write failed EINVAL). The replay's own
+      // O_NONBLOCK stays (see OpenIn).
+      Live* l = live(0);
+      if (!fd_ok(l)) return;
+      begin();
+      end(Ret(::fcntl(l->fd, F_SETFL, static_cast<int>(e.args[2].i) | O_NONBLOCK)));
+      break;
     }
     case CallId::read:
     case CallId::readv:
@@ -510,9 +616,34 @@ void Engine::Replay(const Event& e, int64_t* latency) {
                                              : e.args[2].i);
       begin();
       bool rd = e.call == CallId::read || e.call == CallId::readv;
-      end(InPieces(n, [&](char* b, uint64_t piece, uint64_t) {
+      long res = InPieces(n, [&](char* b, uint64_t piece, uint64_t) {
         return Ret(rd ? ::read(l->fd, b, piece) : ::write(l->fd, b, piece));
-      }));
+      });
+      struct stat st {};
+      bool fifo = (rd ? res == -EAGAIN : (res > 0 && !fifo_holders_.empty())) &&
+                  fstat(l->fd, &st) == 0 && S_ISFIFO(st.st_mode);
+      // A FIFO the replay holds open (HoldFifo) has a writer, its own, when the recording's
+      // had none left: no data then is the end of file the program saw.
+      if (fifo && rd && e.ret == 0) res = 0;
+      end(res);
+      if (fifo && rd && e.ret > 0 && HoldFifo(l->path, /*any=*/true)) {
+        // A read that waited, in the recording, for a writer whose write comes after it in
+        // effect order (calls are ordered by their start): the reader is given the recorded
+        // count now, and as many bytes of what the writer writes later are taken out of the
+        // FIFO, so that the reader's later reads find what they found (end of file).
+        r = e.ret;
+        fifo_owed_[{st.st_dev, st.st_ino}] += static_cast<uint64_t>(e.ret);
+        ++r_->emulated["FIFO read before its writer's write (given the recorded count)"];
+      } else if (fifo && !rd) {
+        auto owed = fifo_owed_.find({st.st_dev, st.st_ino});
+        auto h = fifo_holders_.find({st.st_dev, st.st_ino});
+        if (owed != fifo_owed_.end() && h != fifo_holders_.end()) {
+          uint64_t take = std::min<uint64_t>({owed->second, static_cast<uint64_t>(res), kMaxIo});
+          ssize_t k = ::read(h->second, Buffer(take), take);
+          if (k > 0) owed->second -= static_cast<uint64_t>(k);
+          if (owed->second == 0) fifo_owed_.erase(owed);
+        }
+      }
       break;
     }
     case CallId::pread64:
@@ -668,8 +799,33 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool cfr = e.call == CallId::copy_file_range;
       Live* in = live(cfr ? 0 : 1);
       Live* out = live(cfr ? 2 : 0);
-      if (!fd_ok(in) || !fd_ok(out)) return;
       loff_t in_at = e.args[cfr ? 1 : 2].i, out_at = cfr ? e.args[3].i : -1;
+      auto usable = [&](Live* l) {
+        return l != nullptr && l->fd >= 0 && !l->skip && !l->not_file && !Filtered(l->path);
+      };
+      if (usable(in) != usable(out) && e.ret > 0) {
+        // One side is not replayed (cat's copy_file_range to an inherited stdout, a pipe): the
+        // other still moved as recorded. The file read from advances its position by the
+        // bytes copied (before, it stayed, and cat's next copy, recorded 0 at the end, gave
+        // 3); the file written to gets that many bytes (from the replay's buffer) where they
+        // went.
+        begin();
+        long res = 0;
+        if (usable(in) && in_at == -1) {
+          res = Ret(::lseek(in->fd, e.ret, SEEK_CUR));
+        } else if (usable(out)) {
+          res = InPieces(static_cast<uint64_t>(e.ret), [&](char* b, uint64_t piece, uint64_t done) {
+            return out_at == -1
+                       ? Ret(::write(out->fd, b, piece))
+                       : Ret(::pwrite(out->fd, b, piece, out_at + static_cast<loff_t>(done)));
+          });
+        }
+        end(res);
+        if (res >= 0) ++r_->emulated["copy with one fd not replayed: the other's position or data"];
+        return Skip(usable(in) ? "copy to an fd not replayed (inherited, pipe, ...)"
+                               : "copy from an fd not replayed (inherited, pipe, ...)");
+      }
+      if (!fd_ok(in) || !fd_ok(out)) return;
       auto len = static_cast<uint64_t>(e.args[cfr ? 4 : 3].i);
       if (e.ret > 0) len = std::min(len, static_cast<uint64_t>(e.ret));
       begin();
@@ -804,7 +960,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       bool at = e.call == CallId::mkdirat;
       std::string n = at ? path(0, 1) : path(-1, 0);
       if (!check_path(n)) return;
-      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
+      mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i) & ~p.umask;
       with_parent(n, [&](int d, const char* leaf) { return Ret(::mkdirat(d, leaf, m)); });
       break;
     }
@@ -883,6 +1039,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       if (!check_path(n)) return;
       mode_t m = static_cast<mode_t>(e.args[at ? 2 : 1].i);
       if (S_ISCHR(m) || S_ISBLK(m)) return Skip("device node (refused)");
+      m &= ~(p.umask & 07777);
       with_parent(n, [&](int d, const char* leaf) { return Ret(::mknodat(d, leaf, m, 0)); });
       break;
     }
@@ -965,9 +1122,10 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       p.cwd = l->path;
       return Skip("fchdir (applied to the cwd)");
     }
-    case CallId::umask:
+    case CallId::umask:  // the recorded process's own (see Proc::umask)
       begin();
-      end(static_cast<long>(::umask(static_cast<mode_t>(e.args[0].i))));
+      end(static_cast<long>(p.umask));
+      p.umask = static_cast<mode_t>(e.args[0].i) & 0777;
       break;
     case CallId::pipe:
     case CallId::pipe2:
@@ -1103,6 +1261,11 @@ class Dependencies {
         }
         std::string n = Normalize(Compose(base, s));
         Write(NameKey(n));
+        // The lookup goes through every directory above the name: it comes after an earlier
+        // rename of one of them by another thread, and a later rename of one comes after it
+        // (before, `mv c2 m/c3` and then `ls m/c3/x` in another process could replay the
+        // lookup first: ENOENT where it succeeded).
+        for (std::string_view up = Parent(n); !up.empty(); up = Parent(up)) Read(NameKey(up));
         bool creates = ns_change || (spec.effect == trace::Effect::kOpen && !e.failed());
         if (creates) Write(NameKey(Parent(n)));
         paths_[i] = n;
@@ -1132,12 +1295,16 @@ class Dependencies {
                            e.args[1].i == F_DUPFD_CLOEXEC)) {
           Write(FdKey(e.pid, e.ret));
           auto it = p.fdpath.find(e.args[0].i);
-          if (it != p.fdpath.end()) p.fdpath[e.ret] = it->second;
+          if (it != p.fdpath.end())
+            p.fdpath[e.ret] = it->second;
+          else if (e.ret != e.args[0].i)
+            p.fdpath.erase(e.ret);
         }
         break;
       case CallId::close_range:
       case CallId::exit_group:
       case CallId::execve:
+      case CallId::umask:       // (the modes of the process's creations)
         Write(ProcKey(e.pid));  // every fd of the process
         break;
       case CallId::chdir:
@@ -1358,7 +1525,14 @@ Status ReplayConcurrent(const Options& o, Engine& engine, trace::TraceReader& re
 
 Result<Report> Run(const Options& o) {
   Report report;
+  // The replay's own umask is 0 until it returns: every creation is given the recorded
+  // process's mode & ~umask (Proc::umask), and prepare's modes are made as they are.
+  struct UmaskZero {
+    mode_t saved = ::umask(0);
+    ~UmaskZero() { ::umask(saved); }
+  } umask_zero;
   Engine engine(o, &report);
+  engine.umask0_ = umask_zero.saved;  // unless the trace says (its first umask call)
   if (Status s = engine.OpenRoot(); !s.ok()) return s;
   auto opened = trace::TraceReader::Open(o.trace);
   if (!opened.ok()) return opened.status();
@@ -1378,6 +1552,7 @@ Result<Report> Run(const Options& o) {
                            std::to_string(InitialState::kMaxNameBytesTotal >> 20) +
                            " MiB of paths (a hostile trace?); replay it with --prepare none");
     const auto& entries = state.Finish();
+    if (state.first_umask() >= 0) engine.umask0_ = static_cast<mode_t>(state.first_umask());
     if (o.prepare == Prepare::kFull) {
       // --prepare full writes every byte: not more than the root's file system has free (a
       // trace that read at an offset of 2^62 would fill the disk). Sparse files cost nothing.

@@ -2338,9 +2338,13 @@ if cc -O1 "$src/patch/data_before_syscall.c" -o data_before_syscall 2> /dev/null
   fi
 fi
 
-# A program with a signal handler keeps dispatch: a call made inside the handler could switch
-# while the context it interrupted sits inside a window about to be rewritten (review: 9 runs
-# in 20 died). SIGALRM every 200 us, a write in the handler, libc-internal calls in main.
+# A call made inside a signal handler could switch while the context it interrupted sits
+# inside a window about to be rewritten (review: 9 runs in 20 died), so until stop 36 a program
+# with a handler kept dispatch. Now the switch waits while a handler's frame is live (the
+# library's entry counts them) and comes outside: the program runs as unrecorded and switches.
+# SIGALRM every 200 us, a write in the handler, libc-internal calls in main. (At stop 36 the
+# case passed 20 of 20 runs with the frame count removed too: it no longer reproduces the race,
+# and guards the function.)
 if cc -O1 "$src/patch/signal_switch.c" -o signal_switch 2> /dev/null; then
   bad=0
   for i in 1 2 3 4 5; do
@@ -2349,10 +2353,10 @@ if cc -O1 "$src/patch/signal_switch.c" -o signal_switch 2> /dev/null; then
   done
   if [[ $bad -ne 0 ]]; then
     fail "signal handler and the switch: $bad of 5 runs failed: $(head -c 200 sigsw.out)"
-  elif [[ ${IORR_PATCH:-} == "" ]] && dump_has sigsw.iorr 'capture: patched system call sites after'; then
-    fail "signal handler and the switch: switched with a handler installed"
+  elif [[ ${IORR_PATCH:-} == "" ]] && ! dump_has sigsw.iorr 'capture: patched system call sites after'; then
+    fail "signal handler and the switch: no switch: $(grep -o 'capture: [^(]*(.*' sigsw.iorr.txt | tail -n 1)"
   else
-    ok "signal handler and the switch: 5 runs as unrecorded, no switch$(grep -o '(not patched: [^)]*)' sigsw.iorr.txt | sed 's/^/ /')"
+    ok "signal handler and the switch: 5 runs as unrecorded$(grep -o 'capture: patched system call sites after [^(]*' sigsw.iorr.txt | sed 's/^/, /')"
   fi
 fi
 

@@ -2003,7 +2003,11 @@ bool ForeignTask() { return Foreign(); }
 void CountUnwatchedHandlerRun() {
   if (g_shared != nullptr) g_shared->unwatched_handler_runs.fetch_add(1, std::memory_order_relaxed);
 }
+// A handler set without an entry keeps dispatch for good (PatchNow), even once it is taken
+// down again (SA_RESETHAND, or by itself): its frames cannot be counted (review of stop 36).
+bool g_unentered_handler = false;
 void CountUnenteredHandler() {
+  g_unentered_handler = true;
   if (g_shared != nullptr) g_shared->unentered_handlers.fetch_add(1, std::memory_order_relaxed);
 }
 void MarkThreadForeign() { t_hot.owner_tid = kNoOwner; }
@@ -2937,6 +2941,8 @@ IORR_COLD void PatchLater() {
   PatchNow(nullptr);
 }
 
+constexpr uint32_t kPatchBeforeThreadCalls = 512;
+
 // The program is about to start its first thread (the pthread_create wrapper): the last moment
 // the switch can come, since code is rewritten only in a process of one thread (PatchInstall).
 // After it every call libc makes itself (futex, mmap, its stdio's reads and writes) would trap
@@ -2944,8 +2950,12 @@ IORR_COLD void PatchLater() {
 // dispatch against 1.15x patched from the start (stop 36). Not inside a call, a trapped call
 // or the library's work (a handler's thread), nor in a vfork child.
 IORR_COLD void PatchBeforeThread() {
-  if (!g_patch_pending || DispatchTracee() || t_hot.vm_child || t_hot.in_handler ||
-      t_hot.depth != 0 || !t_hot.armed || ProgramThreads() != 1)
+  // Not in a process that has made few calls so far: a short process that starts a thread
+  // would pay the rewriting (0.4 to 0.9 ms) for little (a review of stop 36: 200 processes
+  // starting one thread each, +1 ms a process).
+  if (!g_patch_pending || t_hot.patch_calls < kPatchBeforeThreadCalls || DispatchTracee() ||
+      t_hot.vm_child || t_hot.in_handler || t_hot.depth != 0 || !t_hot.armed ||
+      ProgramThreads() != 1)
     return;
   PatchNow(nullptr, true);
 }
@@ -2998,12 +3008,17 @@ void PatchNow(uintptr_t* resume_at, bool before_thread) {
     return;
   }
   g_patch_pending = false;
-  if (int sig = DispatchUnenteredSignal(); sig != 0) {
+  if (int sig = DispatchUnenteredSignal(); sig != 0 || g_unentered_handler) {
     char note[160];
-    snprintf(note, sizeof(note),
-             "capture: Syscall User Dispatch (not patched: the program handles signal %d "
-             "without the library's entry)",
-             sig);
+    if (sig != 0)
+      snprintf(note, sizeof(note),
+               "capture: Syscall User Dispatch (not patched: the program handles signal %d "
+               "without the library's entry)",
+               sig);
+    else
+      snprintf(note, sizeof(note),
+               "capture: Syscall User Dispatch (not patched: the program set a handler past the "
+               "library's entries)");
     WriteNote(note);
     return;
   }

@@ -293,10 +293,13 @@ struct alignas(64) ThreadHot {
   // This task is a vfork child running on its parent's memory and thread-local storage (see
   // VforkChild); state is then its own, not the parent thread's.
   bool vm_child = false;
-  // Frames of the program's signal handlers live on this thread (iorr_handler_entry): the
-  // switch to patched sites waits while one is, since the context it interrupted may lie in
-  // a window about to be rewritten (PatchNow). One left by siglongjmp stays counted.
-  uint16_t program_handlers = 0;
+  // Frames of the program's signal handlers live on this thread (iorr_handler_entry, and the
+  // program's SIGSYS handler through ForwardSigsys): the switch to patched sites waits while
+  // one is, since the context it interrupted may lie in a window about to be rewritten
+  // (PatchNow). One left by siglongjmp stays counted; the count sticks at its top rather than
+  // wrap (a review of stop 36: after 65,535 frames left so, a 16-bit count read 0 in a live
+  // handler, and the switch under it crashed the program).
+  uint32_t program_handlers = 0;
 };
 extern constinit thread_local ThreadHot t_hot __attribute__((tls_model("initial-exec")));
 inline void AllowSyscalls() {
@@ -357,6 +360,13 @@ void DispatchDisarmThread();
 int DispatchUnenteredSignal();
 // Before the program's first thread: patched sites now, where they are still to come.
 void PatchBeforeThread();
+// A program handler's frame begins or ends on this thread (ThreadHot::program_handlers).
+inline void ProgramHandlerBegins() {
+  if (t_hot.program_handlers != ~uint32_t{0}) ++t_hot.program_handlers;
+}
+inline void ProgramHandlerEnds() {
+  if (t_hot.program_handlers != ~uint32_t{0}) --t_hot.program_handlers;
+}
 // A signal's bit in a kernel signal mask.
 constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code

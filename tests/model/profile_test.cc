@@ -1,6 +1,7 @@
 // Profiles: every shipped profile loads and says what model/profiles/README.md says; bad
 // profiles give one-line errors naming the field.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -162,7 +163,9 @@ TEST(Profiles, RaidMembers) {
             "find it in");
 
   // A member file with an error: the message names both.
-  std::string tmp = ::testing::TempDir() + "iorr_profile_test";
+  // One directory per process: two test runs at once (a build's and a clone's) rewrote each
+  // other's files under a shared name.
+  std::string tmp = ::testing::TempDir() + "iorr_profile_test." + std::to_string(getpid());
   ASSERT_EQ(system(("mkdir -p " + tmp).c_str()), 0);
   std::ofstream(tmp + "/broken.json") << bad;
   std::ofstream(tmp + "/loop.json") << raid("\"loop\", \"loop\"");
@@ -173,6 +176,7 @@ TEST(Profiles, RaidMembers) {
   auto loaded = LoadProfile(tmp + "/broken.json");
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().message(), "broken.json: \"rpm\": must be > 0 (got 0)");
+  EXPECT_EQ(system(("rm -rf " + tmp).c_str()), 0);
 }
 
 TEST(Profiles, MissingFile) {

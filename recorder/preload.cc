@@ -2941,7 +2941,7 @@ IORR_COLD void PatchLater() {
   PatchNow(nullptr);
 }
 
-constexpr uint32_t kPatchBeforeThreadCalls = 512;
+constexpr uint32_t kPatchBeforeThreadCalls = 200;
 
 // The program is about to start its first thread (the pthread_create wrapper): the last moment
 // the switch can come, since code is rewritten only in a process of one thread (PatchInstall).
@@ -2952,7 +2952,8 @@ constexpr uint32_t kPatchBeforeThreadCalls = 512;
 IORR_COLD void PatchBeforeThread() {
   // Not in a process that has made few calls so far: a short process that starts a thread
   // would pay the rewriting (0.4 to 0.9 ms) for little (a review of stop 36: 200 processes
-  // starting one thread each, +1 ms a process).
+  // starting one thread each, +1 ms a process). 200: Python has made more by its first thread
+  // (512 kept it trapping).
   if (!g_patch_pending || t_hot.patch_calls < kPatchBeforeThreadCalls || DispatchTracee() ||
       t_hot.vm_child || t_hot.in_handler || t_hot.depth != 0 || !t_hot.armed ||
       ProgramThreads() != 1)

@@ -35,6 +35,7 @@
 #include "tools/iorr/cli.h"
 #include "tools/iorr/event_counts.h"
 #include "tools/iorr/model_table.h"
+#include "traces/json.h"
 #include "traces/jsonl.h"
 #include "traces/names.h"
 #include "traces/path_normalize.h"
@@ -100,19 +101,8 @@ void AppendHtml(std::string& out, std::string_view s) {
       continue;
     }
     // Well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF) passes.
-    size_t len = c >= 0xf0 && c < 0xf5   ? 4
-                 : c >= 0xe0 && c < 0xf0 ? 3
-                 : c >= 0xc2 && c < 0xe0 ? 2
-                                         : 0;
-    bool valid = len > 0 && i + len <= s.size();
-    if (valid) {
-      auto c1 = static_cast<unsigned char>(s[i + 1]);
-      unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-      unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-      valid = c1 >= lo && c1 <= hi;
-    }
-    for (size_t k = 2; valid && k < len; ++k)
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    size_t len = iorr::Utf8SequenceAt(s, i);
+    bool valid = len != 0;
     // C1 controls (U+0080..U+009F) are not allowed in HTML text either.
     if (valid && len == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0)
       valid = false;

@@ -464,7 +464,11 @@ void Lock(std::atomic<int>& l, int value = 1) {
 void Unlock(std::atomic<int>& l) { l.store(0, std::memory_order_release); }
 
 // Writes all of buf to the trace fd (O_APPEND: one write per record keeps records whole).
+// Once the launcher has closed the trace to the processes left running (SharedState::closed,
+// iorr record --linger), nothing is written and the record counts as written: the counters
+// the launcher read when it closed the trace are final.
 bool WriteAll(const void* buf, size_t n) {
+  if (g_shared != nullptr && g_shared->closed.load(std::memory_order_relaxed) != 0) return true;
   const char* p = static_cast<const char*>(buf);
   while (n > 0) {
     long w = RawSyscall6(SYS_write, OutFd(), reinterpret_cast<long>(p), static_cast<long>(n));
@@ -2499,6 +2503,9 @@ __attribute__((constructor(102))) void Init() {
   if (p < 0 && p > -4096) return;
   g_shared = reinterpret_cast<SharedState*>(p);
   if (g_shared->magic != kSharedMagic) return;
+  // The launcher has closed the trace (processes left running past --linger): a process they
+  // start is not recorded (nor does it pay for the library).
+  if (g_shared->closed.load() != 0) return;
   g_limits.max_events = 65536;
   g_limits.section_bytes = 256 << 10;
   g_limits.max_strings = 32768;

@@ -145,7 +145,12 @@ struct SharedState {
   std::atomic<uint32_t> unwatched_handler_runs;  // inside a call, on an alternate stack with
                                                  // too little room for a caught call
   std::atomic<uint32_t> unentered_handlers;      // installed past the library's 256 entries
-  uint32_t reserved[7];
+  // The launcher closed the trace while processes of the tree still ran (iorr record --linger,
+  // or Ctrl-C once the command had exited): their writers append nothing more (a record one of
+  // them began before it saw this lands in the file the launcher has by then renamed away from
+  // the trace's name), and a process that starts after it records nothing.
+  std::atomic<uint32_t> closed;
+  uint32_t reserved[6];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

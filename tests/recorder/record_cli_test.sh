@@ -144,6 +144,55 @@ start=$(date +%s%N)
 elapsed=$((($(date +%s%N) - start) / 1000000))
 [ "$elapsed" -ge 900 ] || fail "did not wait for the orphaned sleep (${elapsed} ms)"
 
+# --linger SECONDS: a daemon the command leaves behind (setsid) is recorded for SECONDS more,
+# then the trace is closed without it (a daemon such as gpg-agent never exits): iorr returns
+# the command's status, the trace holds what the daemon did before (f1) and not after (f2),
+# reads without warnings, names the daemon in an escape note, and stays as it is when the
+# daemon works on (its writer appends nothing). Until stop 37 iorr waited for it.
+daemon='(setsid sh -c "sleep 0.2; echo a > f1; sleep 2.5; echo b > f2" &); exit 4'
+rm -f f1 f2
+start=$(date +%s%N)
+"$IORR" record --linger 0.8 -o l.iorr -- sh -c "$daemon" 2>err.txt
+rc=$?
+elapsed=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" -eq 4 ] || fail "--linger: exit $rc, want the command's 4"
+[ "$elapsed" -ge 700 ] && [ "$elapsed" -lt 2000 ] ||
+  fail "--linger 0.8: iorr returned after ${elapsed} ms"
+grep -q 'still running when iorr closed the trace (--linger, 0.8 s' err.txt ||
+  fail "--linger: no warning naming what was left: $(cat err.txt)"
+check_linger_trace() {  # TRACE WHY: f1 in, f2 not, a clean read, the note, no file left over
+  "$IORR" dump "$1" >d.txt 2>err.txt || fail "$2: dump failed: $(cat err.txt)"
+  [ ! -s err.txt ] || fail "$2: the trace does not read clean: $(cat err.txt)"
+  grep -q '"f1"' d.txt || fail "$2: the daemon's write of f1 (before the close) is missing"
+  ! grep -q '"f2"' d.txt || fail "$2: the daemon's write of f2 (after the close) is in the trace"
+  "$IORR" stats "$1" >s.txt 2>&1
+  grep -q "^note: escape: 1 process ([0-9]* sh) and what they start were still running.*($2" s.txt ||
+    fail "$2: no escape note: $(grep escape s.txt)"
+  ! ls "$1".closing.* >/dev/null 2>&1 || fail "$2: a temporary file is left: $(ls "$1".*)"
+}
+check_linger_trace l.iorr --linger
+size=$(stat -c %s l.iorr)
+for _ in $(seq 60); do [ -e f2 ] && break; sleep 0.1; done
+sleep 0.3
+[ -e f2 ] || fail "--linger: the daemon did not run on after the close"
+[ "$(stat -c %s l.iorr)" -eq "$size" ] || fail "--linger: the trace grew after its close"
+check_linger_trace l.iorr --linger
+# Ctrl-C once the command has exited does the same (after a grace of 0.3 s); before stop 37
+# the launcher ignored it and waited on.
+rm -f f1 f2
+"$IORR" record -o c.iorr -- sh -c "$daemon" 2>err.txt &
+pid=$!
+for _ in $(seq 50); do grep -q 'waiting for the 1 process' err.txt && break; sleep 0.1; done
+start=$(date +%s%N)
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+elapsed=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" -eq 4 ] || fail "Ctrl-C after the command: exit $rc, want 4"
+[ "$elapsed" -lt 1000 ] || fail "Ctrl-C after the command: iorr returned after ${elapsed} ms"
+check_linger_trace c.iorr Ctrl-C
+for _ in $(seq 60); do [ -e f2 ] && break; sleep 0.1; done
+
 # SIGTERM sent to the launcher reaches the program.
 "$IORR" record -q -o k.iorr -- sleep 30 &
 pid=$!

@@ -496,6 +496,7 @@ struct Options {
   std::vector<std::string> snapshots;
   bool quiet = false;
   bool json = false;  // the summary as JSON
+  double linger = -1;  // seconds to go on recording after COMMAND exits; < 0: until all exit
   std::vector<std::string> command;
   bool dash_dash = false;  // the command came after "--"
 };
@@ -793,6 +794,78 @@ extern "C" void ForwardSignal(int sig) {
 }
 
 extern "C" void OnAlarm(int) { g_alarm.store(true); }
+
+// Ctrl-C once the command has exited: close the trace soon without what is left running
+// (RecordLeftovers). The terminal sends it to those processes too when they are in its
+// foreground group: the grace lets them die, and flush, first.
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// The launcher's children after the command's exit (orphans re-parented to it): pid and name.
+std::vector<std::pair<int, std::string>> LeftProcesses() {
+  std::vector<std::pair<int, std::string>> out;
+  std::ifstream children(g_children_path);
+  int pid = 0;
+  while (children >> pid) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    out.emplace_back(pid, name.empty() ? "?" : name);
+  }
+  return out;
+}
+
+// Closes the trace to the processes still running: their writers append nothing from now on
+// (SharedState::closed), and the trace's bytes so far move to a new file under the trace's
+// name, so that a record one of them was already writing lands in the old file, which no name
+// leads to any more, and never after the end record. (A count of writers at work, waited for,
+// would stay up for good where a writer died inside its write: another thread's exec or
+// exit_group ends it there.) A record cut short at the copy's end is repaired as a torn one
+// (ScanTrace). Returns false, with a warning, where the copy cannot be made: the trace then
+// stays as it is, and may get their records after its end record.
+bool CloseToLeftovers(rec::SharedState* shared, int* fd, const std::string& trace) {
+  shared->closed.store(1, std::memory_order_seq_cst);
+  auto fail = [&](const std::string& what, const std::string& tmp) {
+    if (!tmp.empty()) ::unlink(tmp.c_str());
+    std::fprintf(stderr,
+                 "iorr: warning: cannot close %s to the processes left running (%s: %s): "
+                 "their last records may come after its end record\n",
+                 trace.c_str(), what.c_str(), ErrnoText(errno).c_str());
+    return false;
+  };
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0) return fail("fstat", "");
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file", "");
+  int in = ::open(("/proc/self/fd/" + std::to_string(*fd)).c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return fail("reopen", "");
+  std::string tmp = trace + ".closing." + std::to_string(getpid());
+  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+  if (out < 0) {
+    ::close(in);
+    return fail("create " + tmp, "");
+  }
+  off_t left = st.st_size;
+  while (left > 0) {
+    ssize_t n = copy_file_range(in, nullptr, out, nullptr, static_cast<size_t>(left), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    left -= n;
+  }
+  int copy_errno = errno;
+  ::close(in);
+  if (left > 0) {
+    ::close(out);
+    errno = copy_errno;
+    return fail("copy", tmp);
+  }
+  if (::rename(tmp.c_str(), trace.c_str()) != 0) {
+    ::close(out);
+    return fail("rename", tmp);
+  }
+  ::close(*fd);
+  *fd = out;  // at its end: the launcher's notes and end record follow
+  return true;
+}
 
 void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
   struct sigaction sa {};
@@ -1222,22 +1295,36 @@ int Run(const Options& o) {
   }
   ::close(err_pipe[0]);
 
-  // Wait for the program, then for everything it left running (orphans are re-parented to us).
+  // Wait for the program, then for everything it left running (orphans are re-parented to us),
+  // unless --linger or Ctrl-C closes the trace first (the rest then runs on unrecorded).
   int status = 0;
   bool main_done = false, announced = false;
+  int64_t main_end = 0, close_at = INT64_MAX;
+  std::string closed_why;  // why the trace was closed with processes left running
   for (;;) {
     siginfo_t si{};
     if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0) {
       if (errno == EINTR) {
-        if (g_alarm.exchange(false) && !announced && !o.quiet) {
+        int64_t now = NowNs(CLOCK_MONOTONIC);
+        if (g_alarm.exchange(false) && !announced && !o.quiet && now - main_end >= 1'000'000'000) {
           announced = true;
           int left = SignalChildren(0);
           if (left > 0)
             std::fprintf(stderr,
                          "iorr: %s exited; waiting for the %s it left running (still recording; "
-                         "kill -TERM %d passes the signal on to %s)\n",
+                         "Ctrl-C closes the trace and leaves %s running, as --linger SECONDS "
+                         "does; kill -TERM %d passes the signal on to %s)\n",
                          o.command[0].c_str(), Plural(left, "process", "processes").c_str(),
-                         static_cast<int>(getpid()), left == 1 ? "it" : "them");
+                         left == 1 ? "it" : "them", static_cast<int>(getpid()),
+                         left == 1 ? "it" : "them");
+        }
+        if (main_done && g_interrupted.exchange(false) && closed_why.empty()) {
+          closed_why = "Ctrl-C";
+          close_at = std::min(close_at, now + 300'000'000);
+        }
+        if (main_done && now >= close_at) {
+          if (closed_why.empty()) closed_why = "--linger";
+          break;
         }
         continue;
       }
@@ -1252,24 +1339,74 @@ int Run(const Options& o) {
       g_main_child.store(0);
       sigprocmask(SIG_SETMASK, &orig_mask, nullptr);
       main_done = true;
-      if (!o.quiet && exec_errno == 0) {
+      main_end = NowNs(CLOCK_MONOTONIC);
+      if (exec_errno == 0) {
+        if (o.linger >= 0) {
+          if (o.linger == 0) {  // at once, without waiting for a tick
+            closed_why = "--linger";
+            break;
+          }
+          close_at = main_end + static_cast<int64_t>(o.linger * 1e9);
+        }
+        SetHandler(SIGINT, OnInterrupt, nullptr);
+        // A tick every 100 ms while processes are left: the announcement after a second, the
+        // end of --linger, Ctrl-C's grace.
         SetHandler(SIGALRM, OnAlarm, nullptr);
-        alarm(1);
+        struct itimerval tick {};
+        tick.it_interval.tv_usec = tick.it_value.tv_usec = 100'000;
+        setitimer(ITIMER_REAL, &tick, nullptr);
       }
     } else {
       while (waitpid(si.si_pid, nullptr, 0) < 0 && errno == EINTR) {
       }
     }
   }
-  alarm(0);
-  // Every process is gone: Ctrl-C may stop the launcher again (the trace then has no end record).
+  {
+    struct itimerval off {};
+    setitimer(ITIMER_REAL, &off, nullptr);
+  }
+  // Every process is gone, or the trace is closed to those left: Ctrl-C may stop the launcher
+  // again (the trace then has no end record).
   for (int s : kChanged) sigaction(s, &saved[s], nullptr);
   double run_seconds = static_cast<double>(NowNs(CLOCK_MONOTONIC) - run_start) / 1e9;
+  std::vector<std::pair<int, std::string>> left;
+  if (!closed_why.empty()) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {  // those that have exited are not left
+    }
+    left = LeftProcesses();
+    CloseToLeftovers(shared, &fd, o.trace);
+  }
+  // What the processes counted, read once the trace is closed to them.
+  uint64_t dropped = shared->dropped_events.load();
+  uint32_t write_errors = shared->write_errors.load();
+  uint32_t escapes = shared->escapes.load();
+  uint32_t unwatched_runs = shared->unwatched_handler_runs.load();
+  uint32_t unentered = shared->unentered_handlers.load();
+  if (!left.empty()) {
+    // After the main command's exit: their calls from about the writers' last flush (up to
+    // 100 ms before) on are not in the trace.
+    std::string names;
+    for (size_t i = 0; i < left.size() && i < 8; ++i)
+      names += (i ? ", " : "") + std::to_string(left[i].first) + " " + left[i].second;
+    if (left.size() > 8) names += ", ...";
+    char after[64];
+    std::snprintf(after, sizeof after, "%.1f s",
+                  static_cast<double>(close_at == INT64_MAX ? 0 : close_at - main_end) / 1e9);
+    std::string what = Plural(left.size(), "process", "processes") + " (" + names +
+                       ") and what they start were still running when iorr closed the trace (" +
+                       closed_why + ", " + after + " after " + o.command[0] +
+                       " exited): their calls from up to 100 ms before that on are not in the "
+                       "trace";
+    try {
+      WriteNote(fd, "escape: " + what, o.trace);
+    } catch (const Error&) {
+    }
+    ++escapes;
+    if (!o.quiet) std::fprintf(stderr, "iorr: warning: %s\n", what.c_str());
+  }
 
   // 5. Count what the processes wrote and close the trace with the end record.
   Counts c = ScanTrace(fd, o.trace, o.quiet);
-  uint64_t dropped = shared->dropped_events.load();
-  uint32_t write_errors = shared->write_errors.load();
   for (const std::string& x : c.unrecorded_execs) {
     try {
       WriteNote(fd, "escape: exec of " + x + " was not recorded (a static or setuid binary?)",
@@ -1278,13 +1415,13 @@ int Run(const Options& o) {
     }
     if (!o.quiet) std::fprintf(stderr, "iorr: warning: exec of %s was not recorded\n", x.c_str());
   }
-  uint32_t escapes = shared->escapes.load() + static_cast<uint32_t>(c.unrecorded_execs.size());
+  escapes += static_cast<uint32_t>(c.unrecorded_execs.size());
   // Signal handlers whose libc calls inside a recorded call went natively (see protocol.h).
   const std::pair<uint32_t, const char*> unwatched[] = {
-      {shared->unwatched_handler_runs.load(),
+      {unwatched_runs,
        "signal handler runs inside a recorded call, on an alternate signal stack with less than "
        "32 KiB left, were not watched: file-system calls they made are not in the trace"},
-      {shared->unentered_handlers.load(),
+      {unentered,
        "signal handlers were set past the library's 256 handler entries: file-system calls "
        "they make inside a recorded call are not in the trace"}};
   for (const auto& [n, what] : unwatched) {
@@ -1382,7 +1519,9 @@ void RegisterRecord(CLI::App& app, Action* action) {
       "same environment, fds, output, exit status and signals (Ctrl-C reaches it from the\n"
       "terminal; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to iorr are passed on to it).\n"
       "iorr waits until every process of the tree has exited, then closes the trace and\n"
-      "prints a one-line summary on stderr.");
+      "prints a one-line summary on stderr; with --linger, or Ctrl-C once COMMAND has\n"
+      "exited, it closes the trace without what COMMAND left running (a daemon it started),\n"
+      "which runs on unrecorded, and says so in the trace.");
   sub->add_option("-o,--output", o->trace, "Trace file to write (replaced if it exists)")
       ->required()
       ->type_name("TRACE");
@@ -1396,6 +1535,12 @@ void RegisterRecord(CLI::App& app, Action* action) {
                   "repeatable. Its time is reported apart from the program's.")
       ->type_name("DIR")
       ->allow_extra_args(false);
+  sub->add_option("--linger", o->linger,
+                  "Once COMMAND has exited, go on recording what it left running for at most\n"
+                  "SECONDS (0: not at all), then close the trace with a note naming them; they\n"
+                  "run on, unrecorded. Default: until every process has exited")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("-q,--quiet", o->quiet, "No summary on stderr");
   sub->add_flag("--json", o->json,
                 "The summary as one JSON object on stderr, the last line iorr writes: trace, "

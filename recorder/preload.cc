@@ -1202,6 +1202,19 @@ namespace {
 // libc's code, where a trapped call may switch the process to patched sites (PatchFromHandler).
 uintptr_t g_libc_text_lo = 0, g_libc_text_hi = 0;
 
+}  // namespace
+
+// glibc's own handlers for 32 and 33 (pthread_cancel's, setuid's in a process with threads)
+// lie in libc's text; a program's own for those numbers (set by a raw rt_sigaction) does not.
+// Before libc's text is known, any is taken for glibc's (as until stop 37).
+bool GlibcSignalHandler(int sig, const void* handler) {
+  if (sig != 32 && sig != 33) return false;
+  auto at = reinterpret_cast<uintptr_t>(handler);
+  return g_libc_text_hi == 0 || (at >= g_libc_text_lo && at < g_libc_text_hi);
+}
+
+namespace {
+
 // libc's address range (all its loadable segments) and its text, found by its soname's file
 // name (dl_iterate_phdr allocates nothing).
 struct LibcRange {

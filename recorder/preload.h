@@ -358,6 +358,9 @@ bool PatchEnabled();
 // The calling thread stops trapping (its code was just patched; the selector goes on).
 void DispatchDisarmThread();
 int DispatchUnenteredSignal();
+// Whether handler is glibc's own for signal 32 or 33 (in libc's text), which stays out of the
+// library's handler entry; a program's own handler for them goes behind it as any other does.
+bool GlibcSignalHandler(int sig, const void* handler);
 // Before the program's first thread: patched sites now, where they are still to come.
 void PatchBeforeThread();
 // A program handler's frame begins or ends on this thread (ThreadHot::program_handlers).

@@ -3330,9 +3330,10 @@ if [[ -z ${IORR_PATCH:-} ]] && cc -O1 busyswitch.c -o busyswitch 2> /dev/null; t
 fi
 
 # Handlers whose frames the switch could not see (a review of stop 36): the program's own
-# SIGSYS handler (run by the library's SIGSYS handler), a handler set past the 256 entries
-# that takes itself down, and one a linked library's constructor set before the library
-# started. Each interrupts libc's read right after its syscall (inside the window the switch
+# SIGSYS handler (run by the library's SIGSYS handler), a handler for signal 32 set by a raw
+# rt_sigaction (taken for glibc's own until stop 37: crashed 3 of 3), a handler set past the
+# 256 entries that takes itself down, and one a linked library's constructor set before the
+# library started. Each interrupts libc's read right after its syscall (inside the window the switch
 # rewrites) and makes enough calls there to bring the switch about before it returns: the
 # switch under it crashed the program (SIGILL, SIGTRAP or SIGSEGV) in the first two on the
 # first version of the counting rule, in the third before it. glibc 2.36's read only (the
@@ -3341,7 +3342,7 @@ if [[ -z ${IORR_PATCH:-} ]] &&
   cc -O1 -shared -fPIC "$src/patch/unentered_pre.c" -o libunentered_pre.so 2> /dev/null &&
   cc -O1 "$src/patch/unentered_switch.c" -o unentered_switch -Wl,--no-as-needed -L. \
     -lunentered_pre -Wl,-rpath,"$PWD" -ldl -lrt 2> /dev/null; then
-  for m in sigsys past256 prestart entered; do
+  for m in sigsys sig32 past256 prestart entered; do
     pre=
     [[ $m == prestart ]] && pre=PRE_HANDLER=1
     want=$(env $pre ./unentered_switch $m 5000 4000 2> /dev/null)

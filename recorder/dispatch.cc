@@ -646,6 +646,13 @@ long ForkLike(long nr, const long* a, bool* escaped) {
     // and the thread would pay a gettid per call from then on) and where the clone() wrapper
     // sees to it.
     bool vm = (flags & kCloneVm) != 0;
+    // A task glibc will not count (PatchNow then never switches): not a vfork child (its parent
+    // waits meanwhile), not the clone() wrapper's (which says so itself), nor the shape of
+    // glibc's own threads (pthread_create's clone3 does not trap: its wrapper allows it; glibc's
+    // threads of its own, as a SIGEV_THREAD timer's, are counted).
+    constexpr long kGlibcThread = CLONE_THREAD | CLONE_SETTLS | CLONE_CHILD_CLEARTID;
+    if (vm && !(flags & CLONE_VFORK) && !t_in_clone && (flags & kGlibcThread) != kGlibcThread)
+      NoteUncountedVmTask();
     if (!(flags & CLONE_SETTLS) && !(vm && (flags & CLONE_VFORK)) && !t_in_clone) {
       ShareStorage();
       NoteSharedStorage(vm ? "a raw clone with CLONE_VM and without CLONE_SETTLS"

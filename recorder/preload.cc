@@ -2027,6 +2027,8 @@ void CountUnenteredHandler() {
   g_unentered_handler = true;
   if (g_shared != nullptr) g_shared->unentered_handlers.fetch_add(1, std::memory_order_relaxed);
 }
+bool g_uncounted_vm_task = false;
+void NoteUncountedVmTask() { g_uncounted_vm_task = true; }
 void MarkThreadForeign() { t_hot.owner_tid = kNoOwner; }
 
 constexpr uint32_t kStorageNotShared = ~uint32_t{0} - 1;  // ShareStorage changed nothing
@@ -3029,6 +3031,12 @@ void PatchNow(uintptr_t* resume_at, bool before_thread) {
     return;
   }
   g_patch_pending = false;
+  if (g_uncounted_vm_task) {  // (a task glibc does not count may be inside a window)
+    WriteNote(
+        "capture: Syscall User Dispatch (not patched: a task on the program's memory that "
+        "glibc does not count as a thread was started, clone with CLONE_VM)");
+    return;
+  }
   if (int sig = DispatchUnenteredSignal(); sig != 0 || g_unentered_handler) {
     char note[160];
     if (sig != 0)
@@ -3725,6 +3733,7 @@ void AfterForkChildOf(bool shared_files) {
   g_released.store(false);
   t_hot.owner_tid = 0;  // this memory is the child's alone, whoever forked it
   g_noted_shared_map = g_noted_shared_storage = g_noted_own_tls = false;  // this process's notes
+  g_uncounted_vm_task = false;  // (those tasks share the parent's memory, not this copy)
   t_hot.done = false;       // the thread that forked may have been left unrecorded there
   g_exec_windows.store(0);  // another thread of the parent may have been inside an exec
   // Everything but this thread is gone, and what the parent's threads had pending is the

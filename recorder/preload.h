@@ -237,6 +237,11 @@ void MarkThreadForeign();
 uint32_t ShareStorage();
 // The escape note for it, once per process (`what`: the kind of clone).
 void NoteSharedStorage(const char* what);
+// A task on this memory that glibc does not count as a thread (a clone with CLONE_VM and without
+// CLONE_VFORK, not pthread_create's): the process keeps dispatch for good (PatchNow), since
+// such a task may sit inside a window the switch would rewrite (blocked in libc's read, it
+// returned into a half-written jump). A fork child, on memory of its own, starts without it.
+void NoteUncountedVmTask();
 // The clone ShareStorage was for failed: no task was started.
 void EndSharedStorage(uint32_t token);
 // A task started by clone() on thread-local storage the program made (CLONE_SETTLS): recorded

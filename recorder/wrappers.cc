@@ -1497,6 +1497,9 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
     return r;
   }
   bool vm_shared = (flags & CLONE_VM) && !(flags & CLONE_SETTLS);
+  // Any task on this memory but a vfork child is one glibc does not count (not
+  // pthread_create's), whatever its storage.
+  if ((flags & CLONE_VM) && !(flags & CLONE_VFORK) && mine) iorr::recorder::NoteUncountedVmTask();
   uint32_t token = vm_shared ? iorr::recorder::ShareStorage() : 0;
   int r = real(fn, arg);
   int saved = errno;

@@ -43,6 +43,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -463,17 +464,49 @@ void Lock(std::atomic<int>& l, int value = 1) {
 }
 void Unlock(std::atomic<int>& l) { l.store(0, std::memory_order_release); }
 
+bool NoSeccompFilter();
+
+// Under a file size limit (ulimit -f: RLIMIT_FSIZE), a write of the trace's at or past the limit
+// would have the kernel send SIGXFSZ to the process, whose default action ends the program
+// (stop 36's sweep: a recording under `ulimit -f` died where the plain run exited 0). A record
+// that does not fit below the limit is not written (WriteAll fails: its events count as lost
+// and the trace is marked incomplete). The limit is read before each record (the program may
+// change it), except where a seccomp filter may refuse prlimit64: there the last value read
+// stands (the first at the library's start).
+std::atomic<uint64_t> g_fsize_limit{RLIM64_INFINITY};
+void ReadFileSizeLimit() {
+  struct {
+    uint64_t cur, max;
+  } lim;
+  if (RawSyscall6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, reinterpret_cast<long>(&lim)) == 0)
+    g_fsize_limit.store(lim.cur, std::memory_order_relaxed);
+}
+bool FitsFileSizeLimit(size_t n, bool* limited) {
+  if (NoSeccompFilter()) ReadFileSizeLimit();
+  uint64_t limit = g_fsize_limit.load(std::memory_order_relaxed);
+  *limited = limit != RLIM64_INFINITY;
+  if (!*limited) return true;
+  struct stat st;
+  if (RawSyscall6(SYS_fstat, OutFd(), reinterpret_cast<long>(&st)) != 0) return true;
+  return static_cast<uint64_t>(st.st_size) + n <= limit;
+}
+
 // Writes all of buf to the trace fd (O_APPEND: one write per record keeps records whole).
 // Once the launcher has closed the trace to the processes left running (SharedState::closed,
 // iorr record --linger), nothing is written and the record counts as written: the counters
 // the launcher read when it closed the trace are final.
 bool WriteAll(const void* buf, size_t n) {
   if (g_shared != nullptr && g_shared->closed.load(std::memory_order_relaxed) != 0) return true;
+  bool limited = false;
+  if (!FitsFileSizeLimit(n, &limited)) return false;
   const char* p = static_cast<const char*>(buf);
   while (n > 0) {
     long w = RawSyscall6(SYS_write, OutFd(), reinterpret_cast<long>(p), static_cast<long>(n));
     if (w == -EINTR) continue;
     if (w <= 0) return false;
+    // Cut short by the file size limit (another process's record came first): the next write
+    // would be at the limit, and SIGXFSZ. The launcher repairs the torn record.
+    if (limited && static_cast<size_t>(w) < n) return false;
     p += w;
     n -= static_cast<size_t>(w);
   }
@@ -2530,6 +2563,7 @@ __attribute__((constructor(102))) void Init() {
   ResyncTsc();
   RegisterMembarrier();  // before any recorded call (see the top of this file)
   g_seccomp_at_start = UnderSeccomp();
+  ReadFileSizeLimit();
   g_no_new_privs_at_start = NoNewPrivs();
   // glibc's own variables, not the copy a program that reads one has in its executable (a copy
   // relocation: what `__libc_single_threaded` names here then), nor one of the program's own

@@ -747,6 +747,8 @@ constexpr int kIgnored[] = {SIGINT, SIGQUIT};  // the terminal sends them to the
 constexpr int kChanged[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGINT, SIGQUIT, SIGCHLD};
 
 std::atomic<pid_t> g_main_child{0};  // 0 once the main child has been reaped
+struct rlimit g_program_fsize {};    // RLIMIT_FSIZE and SIGXFSZ's action as iorr found them
+struct sigaction g_program_xfsz {};
 std::atomic<bool> g_alarm{false};
 char g_children_path[64];  // /proc/self/task/<pid>/children: our children, orphans included
 
@@ -884,6 +886,8 @@ void SetHandler(int sig, void (*handler)(int), struct sigaction* old) {
 [[noreturn]] void ExecChild(char* const* argv, char* const* envp, int err_pipe,
                             const struct sigaction* saved, const sigset_t& mask) {
   for (int s : kChanged) sigaction(s, &saved[s], nullptr);
+  sigaction(SIGXFSZ, &g_program_xfsz, nullptr);
+  setrlimit(RLIMIT_FSIZE, &g_program_fsize);
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   execvpe(argv[0], argv, envp);  // PATH search as env(1) does
   int err = errno;
@@ -1063,6 +1067,21 @@ int Run(const Options& o) {
     if (::stat(dir.c_str(), &st) != 0) Fail("--snapshot " + dir + ": " + ErrnoText(errno));
     if (!S_ISDIR(st.st_mode)) Fail("--snapshot " + dir + ": not a directory");
   }
+  // A file size limit (ulimit -f) is the program's to meet, not the launcher's: its shared
+  // state (a memfd) and its writes of the trace would meet it (SIGXFSZ ended the launcher
+  // silently under `ulimit -f 100`, stop 36's sweep). The launcher raises its own soft limit to
+  // the hard one and ignores SIGXFSZ (a write past the limit then fails with EFBIG and says so);
+  // the program gets both back (ExecChild).
+  getrlimit(RLIMIT_FSIZE, &g_program_fsize);
+  if (g_program_fsize.rlim_cur < g_program_fsize.rlim_max) {
+    struct rlimit up = {g_program_fsize.rlim_max, g_program_fsize.rlim_max};
+    setrlimit(RLIMIT_FSIZE, &up);
+  }
+  {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ign, &g_program_xfsz);
+  }
   const std::string lib = FindLibrary();
 
   // 1. The trace and its header.
@@ -1120,7 +1139,12 @@ int Run(const Options& o) {
   // 2. The shared state page.
   int shm_low = memfd_create("iorr-shared", MFD_CLOEXEC);
   if (shm_low < 0) Fail("memfd_create: " + ErrnoText(errno));
-  if (ftruncate(shm_low, sizeof(rec::SharedState)) != 0) Fail("memfd: " + ErrnoText(errno));
+  if (ftruncate(shm_low, sizeof(rec::SharedState)) != 0)
+    Fail("memfd: " + ErrnoText(errno) +
+         (errno == EFBIG
+              ? " (the recorder's shared state, " + std::to_string(sizeof(rec::SharedState) >> 10) +
+                    " KiB, is over the file size limit: ulimit -f)"
+              : ""));
   void* mem =
       mmap(nullptr, sizeof(rec::SharedState), PROT_READ | PROT_WRITE, MAP_SHARED, shm_low, 0);
   if (mem == MAP_FAILED) Fail("mmap of the shared state: " + ErrnoText(errno));

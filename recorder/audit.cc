@@ -33,7 +33,16 @@ namespace iorr::recorder {
 namespace {
 
 // What the recording reads through each argument of each kernel call it records.
-enum Copy : uint8_t { kNone, kString, kIovec, kEight, kDirents, kRetBytes, kSizeBytes };
+enum Copy : uint8_t {
+  kNone,
+  kString,
+  kIovec,
+  kEight,
+  kDirents,
+  kRetBytes,
+  kSizeBytes,
+  kSockaddr,  // bind's address: as many bytes as its length says (the library reads sun_path)
+};
 struct CopyTable {
   bool recorded[512];
   uint8_t copy[512][6];
@@ -69,6 +78,7 @@ constexpr CopyTable BuildCopyTable() {
     }
   }
   t.copy[__NR_getdents64][1] = kDirents;  // the listing the recording keeps
+  t.copy[__NR_bind][1] = kSockaddr;       // not a C string: a struct sockaddr_un holds the path
   return t;
 }
 constexpr CopyTable kCopy = BuildCopyTable();
@@ -251,6 +261,12 @@ void Keep(long nr, const long* a, long ret, uint64_t t0, uint64_t t1, bool direc
         long size = i + 1 < 6 ? a[i + 1] : 0;
         if (ret != 0 || size <= 0 || size > kMaxXattrValue) continue;
         n = static_cast<uint32_t>(size);
+        break;
+      }
+      case kSockaddr: {  // as the kernel reads it: its length, when 0 < length <= 128
+        long len = static_cast<int32_t>(a[i + 1]);
+        if (len <= 0 || len > 128) continue;
+        n = static_cast<uint32_t>(len);
         break;
       }
       case kRetBytes: {  // at most the buffer's size (the next argument), as the library reads

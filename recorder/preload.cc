@@ -45,9 +45,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/single_threaded.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +57,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1927,6 +1930,26 @@ size_t ArgValues(const trace::CallShape& spec, CallId call, const long* k, long 
             break;
           }
           default:  // kPath, kStr
+            if (call == CallId::bind) {
+              // The path of an AF_UNIX pathname address: sun_path up to its first NUL, within
+              // the address's length (the kernel needs no NUL: all 108 bytes may be the path).
+              // NULL for another family, an abstract or unnamed address, or an address the
+              // kernel did not read (EFAULT, a length it refused before reading: EINVAL).
+              a = -1;
+              long len = static_cast<int32_t>(k[2]);  // the kernel reads an int
+              constexpr long kPathAt = offsetof(struct sockaddr_un, sun_path);
+              if (v == 0 || fault || len <= kPathAt ||
+                  len > static_cast<long>(sizeof(struct sockaddr_storage)))
+                break;
+              const auto* un = reinterpret_cast<const struct sockaddr_un*>(v);
+              if (un->sun_family != AF_UNIX || un->sun_path[0] == 0) break;
+              size_t room =
+                  std::min<size_t>(static_cast<size_t>(len - kPathAt), sizeof(un->sun_path));
+              str[i] = un->sun_path;
+              a = static_cast<int64_t>(strnlen(un->sun_path, room));
+              strings += static_cast<size_t>(a);
+              break;
+            }
             if (v == 0 || fault) {
               a = -1;
             } else {

@@ -125,6 +125,7 @@ constexpr Stored StoredAs(trace::ArgKind k) {
     case K::kRwfFlags:
     case K::kRenameFlags:
     case K::kXattrFlags:
+    case K::kInotifyMask:
     case K::kFallocMode:
     case K::kSyncRangeFlags:
     case K::kMsyncFlags:
@@ -153,6 +154,7 @@ constexpr int64_t StoredValue(long v) {
 constexpr bool DirectCall(CallId id) {
   const trace::CallShape& spec = trace::Shape(id);
   if (id == CallId::fcntl || id == CallId::getdents64 || id == CallId::mmap ||
+      id == CallId::bind ||  // its path is inside a struct sockaddr_un (ArgValues)
       spec.effect == trace::Effect::kEscape)
     return false;
   for (int i = 0; i < spec.nargs; ++i)
@@ -174,7 +176,8 @@ static_assert(DirectCall(CallId::write) && DirectCall(CallId::close) &&
               DirectCall(CallId::fchown) && DirectCall(CallId::openat) &&
               DirectCall(CallId::symlinkat) && !DirectCall(CallId::fcntl) &&
               !DirectCall(CallId::getdents64) && !DirectCall(CallId::mmap) &&
-              !DirectCall(CallId::openat2) && !DirectCall(CallId::preadv));
+              !DirectCall(CallId::openat2) && !DirectCall(CallId::preadv) &&
+              !DirectCall(CallId::bind) && DirectCall(CallId::inotify_add_watch));
 static_assert(StringArgs(CallId::openat) == 0b10 && StringArgs(CallId::newfstatat) == 0b10 &&
               StringArgs(CallId::renameat2) == 0b1010 && StringArgs(CallId::symlinkat) == 0b101 &&
               StringArgs(CallId::write) == 0);

@@ -267,6 +267,12 @@ DECLARE_REAL(int, accept, int, struct sockaddr*, socklen_t*);
 DECLARE_REAL(int, accept4, int, struct sockaddr*, socklen_t*, int);
 DECLARE_REAL(int, eventfd, unsigned, int);
 DECLARE_REAL(int, memfd_create, const char*, unsigned);
+DECLARE_REAL(int, bind, int, const struct sockaddr*, socklen_t);
+DECLARE_REAL(int, inotify_init);
+DECLARE_REAL(int, inotify_init1, int);
+DECLARE_REAL(int, inotify_add_watch, int, const char*, uint32_t);
+DECLARE_REAL(char*, getcwd, char*, size_t);
+DECLARE_REAL(char*, __getcwd_chk, char*, size_t, size_t);
 DECLARE_REAL(int, epoll_create1, int);
 DECLARE_REAL(pid_t, fork);
 DECLARE_REAL(int, execve, const char*, char* const*, char* const*);
@@ -737,6 +743,32 @@ IORR_EXPORT int ioctl(int fd, unsigned long req, ...) {
 }
 IORR_EXPORT int chdir(const char* p) { RECORD(int, REAL(chdir)(p), chdir, L(p)); }
 IORR_EXPORT int fchdir(int fd) { RECORD(int, REAL(fchdir)(fd), fchdir, fd); }
+// getcwd: glibc hands the kernel the caller's buffer, or for a NULL one a buffer of its own
+// of `size` bytes (of max(PATH_MAX, the page size) for a size of 0), and returns the buffer
+// where the kernel returns the path's length with its NUL. A buffer given with a size of 0 is
+// refused (EINVAL) before any system call: not recorded.
+namespace {
+template <typename Real>
+__attribute__((always_inline)) inline char* RecordGetcwd(char* buf, size_t size, Real real) {
+  if (buf != nullptr && size == 0) return real();
+  Call c;
+  bool on = BeginNestableCall(&c);
+  char* r = real();
+  if (on) {
+    int err = errno;
+    long n = size != 0 ? static_cast<long>(size) : std::max<long>(PATH_MAX, getpagesize());
+    long k[6] = {L(buf), n};
+    EndCall(&c, CallId::getcwd, k, r != nullptr ? static_cast<long>(strlen(r)) + 1 : -err);
+  }
+  return r;
+}
+}  // namespace
+IORR_EXPORT char* getcwd(char* buf, size_t size) {
+  return RecordGetcwd(buf, size, [&] { return REAL(getcwd)(buf, size); });
+}
+IORR_EXPORT char* __getcwd_chk(char* buf, size_t size, size_t buflen) {
+  return RecordGetcwd(buf, size, [&] { return REAL(__getcwd_chk)(buf, size, buflen); });
+}
 IORR_EXPORT mode_t umask(mode_t m) {
   Call c;
   bool on = BeginCall(&c);
@@ -775,6 +807,14 @@ IORR_EXPORT int memfd_create(const char* nm, unsigned fl) {
   RECORD(int, REAL(memfd_create)(nm, fl), memfd_create, L(nm), fl);
 }
 IORR_EXPORT int epoll_create1(int fl) { RECORD(int, REAL(epoll_create1)(fl), epoll_create1, fl); }
+IORR_EXPORT int bind(int fd, const struct sockaddr* a, socklen_t l) {
+  RECORD(int, REAL(bind)(fd, a, l), bind, fd, L(a), l);
+}
+IORR_EXPORT int inotify_init() { RECORD(int, REAL(inotify_init)(), inotify_init, 0); }
+IORR_EXPORT int inotify_init1(int fl) { RECORD(int, REAL(inotify_init1)(fl), inotify_init1, fl); }
+IORR_EXPORT int inotify_add_watch(int fd, const char* p, uint32_t mask) {
+  RECORD(int, REAL(inotify_add_watch)(fd, p, mask), inotify_add_watch, fd, L(p), mask);
+}
 
 // ---- processes ----
 

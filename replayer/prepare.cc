@@ -2,6 +2,7 @@
 #include "replayer/prepare.h"
 
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -452,6 +453,26 @@ void InitialState::Observe(const trace::Event& e) {
       } else if (err == ENOENT) {
         Absent(n);
       }
+      break;
+    }
+    case CallId::inotify_add_watch: {
+      if (e.args[1].null) break;
+      std::string n = path_arg(-1, 1);
+      if (ok) {
+        Exists(n, (e.args[2].i & IN_ONLYDIR) ? 'd' : '?');
+        if (!(e.args[2].i & IN_DONT_FOLLOW)) Followed(n);
+      } else if (err == ENOENT) {
+        Absent(n);
+      }
+      break;
+    }
+    case CallId::bind: {  // an AF_UNIX pathname address: a socket node made there
+      if (e.args[1].null) break;
+      std::string n = path_arg(-1, 1);
+      if (ok)
+        Created(n, 's');
+      else if (err == EADDRINUSE)
+        Exists(n, '?');
       break;
     }
     case CallId::mkdir:

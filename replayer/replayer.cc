@@ -5,6 +5,7 @@
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
@@ -1043,6 +1044,34 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       with_parent(n, [&](int d, const char* leaf) { return Ret(::mknodat(d, leaf, m, 0)); });
       break;
     }
+    case CallId::bind: {
+      // A socket bound to an AF_UNIX pathname address is a socket node at that path (mode
+      // 0777 less the umask, as bind makes it): made by mknod inside the root, which also
+      // spares sun_path's 108-byte limit under a long root. A name that exists fails as bind
+      // fails (EADDRINUSE). Other addresses (NULL) name nothing.
+      if (e.args[1].null) return Skip("not a file (pipe, socket, ...)");
+      std::string n = path(-1, 1);
+      if (!check_path(n)) return;
+      mode_t m = S_IFSOCK | (0777 & ~p.umask);
+      with_parent(n, [&](int d, const char* leaf) {
+        long res = Ret(::mknodat(d, leaf, m, 0));
+        return res == -EEXIST ? -EADDRINUSE : res;
+      });
+      break;
+    }
+    case CallId::inotify_add_watch: {
+      // A lookup of the path (followed unless IN_DONT_FOLLOW; a directory for IN_ONLYDIR):
+      // found or not, as the call found it. The watch itself is not made.
+      std::string n = path(-1, 1);
+      if (!check_path(n)) return;
+      int64_t mask = e.args[2].i;
+      int flags =
+          ((mask & IN_DONT_FOLLOW) ? O_NOFOLLOW : 0) | ((mask & IN_ONLYDIR) ? O_DIRECTORY : 0);
+      with_path_fd(n, flags, [&](int) { return 1L; });
+      break;
+    }
+    case CallId::getcwd:
+      return Skip("getcwd (nothing to replay)");
     case CallId::chmod:
     case CallId::fchmodat: {
       bool at = e.call == CallId::fchmodat;
@@ -1145,7 +1174,9 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     case CallId::accept4:
     case CallId::eventfd2:
     case CallId::memfd_create:
-    case CallId::epoll_create1: {
+    case CallId::epoll_create1:
+    case CallId::inotify_init:
+    case CallId::inotify_init1: {
       if (e.ret >= 0) {
         auto l = std::make_shared<Live>();
         l->not_file = true;

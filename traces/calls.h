@@ -32,6 +32,7 @@ enum class ArgKind : uint8_t {
   kRwfFlags,         // RWF_*
   kRenameFlags,      // RENAME_*
   kXattrFlags,       // XATTR_*
+  kInotifyMask,      // IN_* (inotify_add_watch's mask)
   kFallocMode,       // FALLOC_FL_*
   kSyncRangeFlags,   // SYNC_FILE_RANGE_*
   kMsyncFlags,       // MS_*

@@ -102,6 +102,8 @@ std::string_view KindWords(ArgKind k) {
       return "an ioctl request";
     case ArgKind::kFlockOp:
       return "LOCK_* flags";
+    case ArgKind::kInotifyMask:
+      return "IN_* flags";
     case ArgKind::kProt:
       return "PROT_* flags";
     case ArgKind::kMapFlags:

@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -200,6 +201,23 @@ constexpr Named kRenameFlags[] = {
     IORR_N(RENAME_NOREPLACE),
     IORR_N(RENAME_EXCHANGE),
     IORR_N(RENAME_WHITEOUT),
+};
+
+// inotify_add_watch's mask, in strace's order (its xlat/inotify_flags.in), then the combined
+// names it never prints.
+#ifndef IN_MASK_CREATE
+#define IN_MASK_CREATE 0x10000000
+#endif
+constexpr Named kInotifyFlags[] = {
+    IORR_N(IN_ACCESS),         IORR_N(IN_MODIFY),        IORR_N(IN_ATTRIB),
+    IORR_N(IN_CLOSE_WRITE),    IORR_N(IN_CLOSE_NOWRITE), IORR_N(IN_OPEN),
+    IORR_N(IN_MOVED_FROM),     IORR_N(IN_MOVED_TO),      IORR_N(IN_CREATE),
+    IORR_N(IN_DELETE),         IORR_N(IN_DELETE_SELF),   IORR_N(IN_MOVE_SELF),
+    IORR_N(IN_UNMOUNT),        IORR_N(IN_Q_OVERFLOW),    IORR_N(IN_IGNORED),
+    IORR_N(IN_ONLYDIR),        IORR_N(IN_DONT_FOLLOW),   IORR_N(IN_EXCL_UNLINK),
+    IORR_N(IN_MASK_CREATE),    IORR_N(IN_MASK_ADD),      IORR_N(IN_ISDIR),
+    IORR_N(IN_ONESHOT),        IORR_ALIAS(IN_CLOSE),     IORR_ALIAS(IN_MOVE),
+    IORR_ALIAS(IN_ALL_EVENTS),
 };
 
 constexpr Named kXattrFlags[] = {
@@ -499,6 +517,8 @@ constexpr Named kIntConstants[] = {
     IORR_N(MFD_ALLOW_SEALING),
     IORR_N(MFD_HUGETLB),
     IORR_N(EPOLL_CLOEXEC),
+    IORR_N(IN_CLOEXEC),
+    IORR_N(IN_NONBLOCK),
     IORR_N(F_RDLCK),
     IORR_N(F_WRLCK),
     IORR_N(F_UNLCK),
@@ -1365,6 +1385,9 @@ void AppendArg(std::string& out, ArgKind k, int64_t v) {
     case ArgKind::kXattrFlags:
       AppendFlags(out, kXattrFlags, u);
       return;
+    case ArgKind::kInotifyMask:
+      AppendFlags(out, kInotifyFlags, u);
+      return;
     case ArgKind::kFallocMode:
       AppendFlags(out, kFallocFlags, u);
       return;
@@ -1493,6 +1516,8 @@ std::optional<int64_t> ParseArg(ArgKind k, std::string_view token) {
       return ParseFlagsIn(s, kRenameFlags);
     case ArgKind::kXattrFlags:
       return ParseFlagsIn(s, kXattrFlags);
+    case ArgKind::kInotifyMask:
+      return ParseFlagsIn(s, kInotifyFlags);
     case ArgKind::kFallocMode:
       return ParseFlagsIn(s, kFallocFlags);
     case ArgKind::kSyncRangeFlags:

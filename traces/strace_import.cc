@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "traces/names.h"
@@ -26,6 +28,30 @@ std::string_view KeyOf(std::string_view token) {
   while (i < token.size() && IsIdent(token[i])) ++i;
   if (i == 0 || i >= token.size() || token[i] != '=') return {};
   return token.substr(0, i);
+}
+
+// The path of an AF_UNIX pathname address as strace prints it,
+// `{sa_family=AF_UNIX, sun_path="/tmp/s"}`, or nullopt for any other: another family, an
+// abstract (`sun_path=@"..."`) or unnamed (`{sa_family=AF_UNIX}`) address, a pointer strace
+// could not read, `{...}` (what iorr dump prints for an address not stored).
+std::optional<std::string> UnixSocketPath(std::string_view text) {
+  if (!text.starts_with("{sa_family=AF_UNIX, ")) return std::nullopt;
+  size_t at = text.find("sun_path=\"");
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t open = at + 9;
+  size_t close = open + 1;
+  for (; close < text.size(); ++close) {
+    if (text[close] == '\\') {
+      ++close;
+    } else if (text[close] == '"') {
+      break;
+    }
+  }
+  if (close >= text.size()) return std::nullopt;
+  bool truncated = false;
+  auto path = UnescapeStraceString(text.substr(open, close - open + 1), &truncated);
+  if (!path || truncated) return std::nullopt;
+  return path;
 }
 
 class Importer {
@@ -207,6 +233,18 @@ class Importer {
         }
         strings_[i] = std::move(*s);
         e->args[i].s = strings_[i];
+        continue;
+      }
+      if (spec.tag == static_cast<uint16_t>(CallId::bind) && i == 1) {
+        // The path of an AF_UNIX pathname address, `{sa_family=AF_UNIX, sun_path="/tmp/s"}`;
+        // NULL for any other: another family, an abstract (sun_path=@"...") or unnamed one.
+        std::optional<std::string> path = UnixSocketPath(text);
+        if (path) {
+          strings_[i] = std::move(*path);
+          e->args[i].s = strings_[i];
+        } else {
+          e->args[i].null = true;
+        }
         continue;
       }
       if (IsString(kind)) {

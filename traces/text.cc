@@ -57,6 +57,15 @@ void AppendCallText(std::string& out, const Event& e) {
       const Arg& a = e.args[i];
       if (!IsStored(k)) {
         out += "...";
+      } else if (e.call == CallId::bind && i == 1) {
+        // As strace prints an AF_UNIX pathname address; any other (not stored) as "{...}".
+        if (a.null) {
+          out += "{...}";
+        } else {
+          out += "{sa_family=AF_UNIX, sun_path=\"";
+          AppendEscaped(out, a.s);
+          out += "\"}";
+        }
       } else if (IsString(k)) {
         if (a.null) {
           out += "NULL";

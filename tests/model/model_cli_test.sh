@@ -187,6 +187,47 @@ for c in fchmod fchown futimens; do
   else fail "--only /w dropped $c on a file opened there: $n commits, expected 2"; fi
 done
 
+# bind to an AF_UNIX path (format 5) makes a socket node: the model makes an inode and a
+# directory entry as for mknod of a socket, so 200 binds write what 200 mknods write (journal
+# and metadata), more than none; binds that name no path (NULL: abstract, AF_INET), getcwd and
+# inotify_add_watch write nothing.
+sock_trace() {  # KIND: none, mknod, bind, bindnull or lookups
+  trace_py "$1" << 'PY'
+kind = sys.argv[1]
+call("mkdir", 0, {"path": "/w/d", "mode": 493})
+call("socket", 3, {"domain": "AF_UNIX", "type": "SOCK_STREAM", "protocol": 0})
+for i in range(200):
+    if kind == "mknod":
+        call("mknodat", 0, {"dirfd": "AT_FDCWD", "path": "/w/d/s%03d" % i, "mode": "S_IFSOCK|0755", "dev": 0})
+    elif kind == "bind":
+        call("bind", 0, {"sockfd": 3, "addr": "d/s%03d" % i, "addrlen": 110})
+    elif kind == "bindnull":
+        call("bind", 0, {"sockfd": 3, "addr": None, "addrlen": 16})
+    elif kind == "lookups":
+        call("getcwd", 3, {"size": 4096})
+        call("inotify_add_watch", 1, {"fd": 4, "pathname": "/w/d", "mask": "IN_CREATE"})
+call("sync", 0, {})
+PY
+}
+ok_sock=1
+for k in none mknod bind bindnull lookups; do
+  { sock_trace $k > "sock-$k.jsonl" && "$iorr" import jsonl "sock-$k.jsonl" -o "sock-$k.iorr" &&
+    "$iorr" model "sock-$k.iorr" --fs ext4,xfs --disk ssd-sata --cache on --barrier on --json > "sock-$k.json"; } 2> sock.err ||
+    { ok_sock=0; fail "bind model ($k): $(cat sock.err)"; }
+done
+if [[ $ok_sock == 1 ]]; then
+  python3 - sock-none.json sock-mknod.json sock-bind.json sock-bindnull.json sock-lookups.json << 'PY' && ok "bind to a path writes what mknod writes (ext4, xfs); a bind without a path, getcwd and inotify_add_watch write nothing" || fail "bind model: $(head -c 900 sock-bind.json)"
+import json, sys
+none, mknod, bind, bindnull, lookups = ({r["fs"]: r for r in json.load(open(p))["rows"]} for p in sys.argv[1:])
+for fs in ("ext4", "xfs"):
+    w = lambda r: (r[fs]["bytes_written"], r[fs]["flushes"], r[fs]["fua_writes"])
+    assert w(bind) == w(mknod), (fs, w(bind), w(mknod))
+    assert bind[fs]["bytes_written"]["metadata"] + bind[fs]["bytes_written"]["journal"] > \
+        none[fs]["bytes_written"]["metadata"] + none[fs]["bytes_written"]["journal"], (fs, w(bind), w(none))
+    assert w(bindnull) == w(none) and w(lookups) == w(none), (fs, w(bindnull), w(lookups), w(none))
+PY
+fi
+
 # --only filters a relative chdir by the directory it names from where it is called: from /w,
 # chdir("x") names /w/x, which is not under /w/x/x (it would be, resolved from /w/x).
 trace_py > chdir-only.jsonl << 'PY'

@@ -104,7 +104,7 @@ PY
 grep -q '^trace .*100 ns resolution, source record' stats.txt || fail "stats: $(head -1 stats.txt)"
 "$IORR" dump t.iorr >dump.txt 2>err.txt || fail "iorr dump failed: $(cat err.txt)"
 [ ! -s err.txt ] || fail "iorr dump warned: $(cat err.txt)"
-grep -q '^# iorr trace format 4, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
+grep -q '^# iorr trace format 5, time unit 100 ns' dump.txt || fail "dump: $(head -1 dump.txt)"
 grep -qx "# cwd: $DIR" dump.txt || fail "header lacks cwd $DIR"
 # --version names the format the recording has (it said "trace format 1" up to stop 35).
 written=$(sed -n 's/^# iorr trace format \([0-9]*\),.*/\1/p' dump.txt)

@@ -5,7 +5,7 @@
 # in the program's own threads (same order, same results), and that the program's output, exit
 # status and files equal an unrecorded run's. Programs: tar xf, tar cf, rm -rf, cp -a,
 # find -delete, sqlite3 with transactions, make -j2, a Python script writing from 4 threads,
-# fs_torture.
+# fs_torture, sock_calls.
 # Prints each program's coverage line, then "N passed, M failed". Exit 0 when all passed, 1
 # otherwise, 77 (skip) without strace or the recorder library. IORR_KEEP=1 keeps the work dir.
 # Usage: record_strace_test.sh IORR_BIN BUILD_DIR SRC_DIR
@@ -18,6 +18,7 @@ iorr=$1 build=$2 src=$3
 lib=$build/lib/libiorr-preload.so
 coverage=$build/bin/trace_coverage
 torture=$build/bin/fs_torture
+sock_calls=$build/bin/sock_calls
 
 command -v strace >/dev/null || { echo "SKIP: strace is not installed"; exit 77; }
 if ! strace -f -o /dev/null true 2> /dev/null; then
@@ -25,7 +26,7 @@ if ! strace -f -o /dev/null true 2> /dev/null; then
   exit 77
 fi
 [[ -f $lib ]] || { echo "SKIP: $lib is missing (the recorder library is not built)"; exit 77; }
-for b in "$iorr" "$coverage" "$torture"; do
+for b in "$iorr" "$coverage" "$torture" "$sock_calls"; do
   [[ -x $b ]] || { echo "FAIL: $b is missing (build the tree first)"; exit 1; }
 done
 [[ -d $src/tests/recorder ]] || { echo "FAIL: $src is not the source tree"; exit 1; }
@@ -260,6 +261,38 @@ fi
 check_torture() { both_trees_equal "$1" w no-times; }
 check=check_torture
 run_case fs_torture -- "$torture" w
+
+# The calls format 5 added: getcwd (the wrapper, realpath's own call, raw), inotify_init1 and
+# inotify_add_watch, and bind to a path (a socket node chmod, stat and unlink then use; the
+# whole 108 bytes of sun_path, raw), beside binds that name no path. Besides the coverage, the
+# recorded trace must show each (before format 5 it held none of them).
+check_sock() {
+  both_trees_equal "$1" w no-times || return 1
+  "$iorr" dump "$1/rec.iorr" > "$1/rec.txt" || { echo "dump failed"; return 1; }
+  local long want n
+  long=$(printf 'n%.0s' $(seq 1 108))
+  while IFS='|' read -r n want; do
+    [[ $(grep -cF -- "$want" "$1/rec.txt") -ge $n ]] ||
+      { echo "fewer than $n lines with: $want"; grep -E 'getcwd|inotify|bind|sock"' "$1/rec.txt" | head -n 20; return 1; }
+  done <<EOT
+5|getcwd(..., 
+1|inotify_init1(
+1|, ".", IN_MODIFY|IN_CREATE) = 
+1|, "missing", IN_ATTRIB) = -1 ENOENT
+1|, ".", IN_DELETE) = 
+1|{sa_family=AF_UNIX, sun_path="sock"}, 7) = 0
+1|{sa_family=AF_UNIX, sun_path="sock"}, 7) = -1 EADDRINUSE
+1|{sa_family=AF_UNIX, sun_path="$long"}, 110) = 0
+4|bind(
+3|, {...}, 
+1|, {...}, 200) = -1 EINVAL
+1|chmod("sock", 0600) = 0
+1|unlink("sock") = 0
+1|unlink("$long") = 0
+EOT
+}
+check=check_sock
+run_case sock_calls -- "$sock_calls" w
 
 if [[ $skipped -gt 0 ]]; then
   echo "$passed passed, $failed failed ($skipped skipped)"

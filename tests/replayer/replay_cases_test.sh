@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Replays of hand-written traces (iorr import jsonl, no recording) that check single rules of
 # the replayer, each one a mismatch a compatibility sweep of real programs found: O_DIRECT,
-# per-process umask, "/" and "", symlink targets, sizes, renames, inherited fds.
+# per-process umask, "/" and "", symlink targets, sizes, renames, inherited fds, bind to a path.
 # Usage: replay_cases_test.sh IORR_BIN SRC_DIR. Prints "N passed, M failed"; a case that cannot
 # run here prints "skip: CASE (reason)".
 set -uo pipefail
@@ -303,6 +303,47 @@ if zero inherited && [[ $sizes == "3 7 " ]]; then
   ok "inherited fds: dup2 of one restores it, copies move the file's side (0 mismatches, sizes $sizes)"
 else
   fail "inherited fds: $(mismatches inherited), sizes $sizes (want 3 7)"
+fi
+
+# ---- Format 5's calls. bind to an AF_UNIX path makes a socket node, which stat, chmod and
+# unlink then use, and a second bind to it fails EADDRINUSE; made inside the root for a
+# hostile path too ("../.."s above the root, an absolute path to a directory outside it), and
+# under a root whose path is longer than sun_path's 108 bytes. A bind without a path (NULL:
+# abstract, AF_INET) is not a file. inotify_add_watch looks its path up (found, ENOENT);
+# getcwd has nothing to replay. Before format 5 none of these calls could be in a trace.
+header5=${header/\"version\":4/\"version\":5}
+up=../../../../../../../../iorr-bind-escape-$$
+cat > sock.jsonl << JSON
+$header5
+{"pid":1,"tid":1,"call":"socket","start_ns":1000,"end_ns":1100,"ret":3,"errno":null,"args":{"domain":"AF_UNIX","type":"SOCK_STREAM","protocol":0}}
+{"pid":1,"tid":1,"call":"bind","start_ns":2000,"end_ns":2100,"ret":0,"errno":null,"args":{"sockfd":3,"addr":"s","addrlen":4}}
+{"pid":1,"tid":1,"call":"newfstatat","start_ns":3000,"end_ns":3100,"ret":0,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"/w/s","flags":0}}
+{"pid":1,"tid":1,"call":"chmod","start_ns":4000,"end_ns":4100,"ret":0,"errno":null,"args":{"path":"s","mode":384}}
+{"pid":1,"tid":1,"call":"bind","start_ns":5000,"end_ns":5100,"ret":-1,"errno":"EADDRINUSE","args":{"sockfd":4,"addr":"/w/s","addrlen":7}}
+{"pid":1,"tid":1,"call":"unlink","start_ns":6000,"end_ns":6100,"ret":0,"errno":null,"args":{"path":"s"}}
+{"pid":1,"tid":1,"call":"stat","start_ns":7000,"end_ns":7100,"ret":-1,"errno":"ENOENT","args":{"path":"s"}}
+{"pid":1,"tid":1,"call":"bind","start_ns":8000,"end_ns":8100,"ret":0,"errno":null,"args":{"sockfd":5,"addr":"$up","addrlen":110}}
+{"pid":1,"tid":1,"call":"stat","start_ns":8200,"end_ns":8300,"ret":0,"errno":null,"args":{"path":"$up"}}
+{"pid":1,"tid":1,"call":"bind","start_ns":9000,"end_ns":9100,"ret":0,"errno":null,"args":{"sockfd":6,"addr":"$work/outside/sock","addrlen":110}}
+{"pid":1,"tid":1,"call":"lstat","start_ns":9200,"end_ns":9300,"ret":0,"errno":null,"args":{"path":"$work/outside/sock"}}
+{"pid":1,"tid":1,"call":"bind","start_ns":10000,"end_ns":10100,"ret":0,"errno":null,"args":{"sockfd":7,"addr":null,"addrlen":16}}
+{"pid":1,"tid":1,"call":"inotify_init1","start_ns":11000,"end_ns":11100,"ret":8,"errno":null,"args":{"flags":"IN_CLOEXEC"}}
+{"pid":1,"tid":1,"call":"inotify_add_watch","start_ns":12000,"end_ns":12100,"ret":1,"errno":null,"args":{"fd":8,"pathname":"/w","mask":"IN_MODIFY|IN_CREATE"}}
+{"pid":1,"tid":1,"call":"inotify_add_watch","start_ns":13000,"end_ns":13100,"ret":-1,"errno":"ENOENT","args":{"fd":8,"pathname":"none","mask":"IN_ATTRIB"}}
+{"pid":1,"tid":1,"call":"getcwd","start_ns":14000,"end_ns":14100,"ret":3,"errno":null,"args":{"size":4096}}
+JSON
+sockroot=rootsock-$(printf 'l%.0s' $(seq 1 120))
+before=$(stat -c "%s %Y %i" outside; ls -l outside)
+replay_jsonl sock "$sockroot"
+after=$(stat -c "%s %Y %i" outside; ls -l outside)
+leaf=iorr-bind-escape-$$
+if zero sock && [[ $before == "$after" && ! -e s && ! -e /$leaf && ! -e ../$leaf &&
+      -S $sockroot/$leaf && -S $sockroot$work/outside/sock && ! -e $sockroot/w/s &&
+      $(stat -c %a "$sockroot/$leaf") == 755 ]] &&
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["replayed"] < 11)' sock.json; then
+  ok "bind to a path: socket nodes made inside a root longer than sun_path, hostile paths kept inside, stat/chmod/unlink/EADDRINUSE as recorded; inotify_add_watch found and ENOENT (0 mismatches)"
+else
+  fail "bind and inotify: $(mismatches sock); outside '$before' -> '$after'; $(find "$sockroot" -maxdepth 3 | sed "s|$sockroot|ROOT|" | head -n 8 | tr '\n' ' ') $(head -c 600 sock.json)"
 fi
 
 # ---- A FIFO written by one process and read by another (sh: mkfifo ff; (echo x > ff &); cat

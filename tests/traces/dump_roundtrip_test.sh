@@ -59,7 +59,7 @@ cmp a.txt b.txt || fail "text dumps differ"
 
 # The dump is in time order, with the header first and the note last.
 [ "$(wc -l <a.jsonl)" -eq 17 ] || fail "a.jsonl: want 17 lines, got $(wc -l <a.jsonl)"
-head -1 a.jsonl | grep -q '^{"iorr_header":{"version":4,"time_unit_ns":1000,' ||
+head -1 a.jsonl | grep -q '^{"iorr_header":{"version":5,"time_unit_ns":1000,' ||
   fail "first line is not the header: $(head -1 a.jsonl)"
 tail -1 a.jsonl | grep -qF '{"iorr_note":"a note with \"quotes\" and a byte \u00ff"}' ||
   fail "last line is not the note: $(tail -1 a.jsonl)"
@@ -84,9 +84,56 @@ for l in "${want_lines[@]}"; do
   grep -qxF -- "$l" a.txt || fail "text dump lacks: $l"
 done
 grep -q '^\[200 201\] 0.000070 umask(077) = 0*22 <0.000000>$' a.txt || fail "umask line: $(grep umask a.txt)"
-grep -qx '# iorr trace format 4, time unit 1000 ns, start_mono_ns 0, start_wall_ns 0' a.txt ||
+grep -qx '# iorr trace format 5, time unit 1000 ns, start_mono_ns 0, start_wall_ns 0' a.txt ||
   fail "text header: $(head -1 a.txt)"
 grep -qx '# source: jsonl' a.txt || fail "text header lacks the source field"
+
+# The calls of format 5 (getcwd, inotify, bind to a path) from strace's log to the dump, and
+# through JSON lines back: bind's address is kept as the path of an AF_UNIX pathname address
+# only (abstract, unnamed, AF_INET and unread addresses: NULL, `{...}`).
+cat >s5.log <<'LOG'
+100 1.000000 getcwd("/tmp", 4096) = 5 <0.000010>
+100 1.000100 getcwd(0x7ffc00000000, 2) = -1 ERANGE (Numerical result out of range) <0.000001>
+100 1.000200 inotify_init1(IN_NONBLOCK|IN_CLOEXEC) = 3 <0.000002>
+100 1.000300 inotify_add_watch(3, "/tmp", IN_MODIFY|IN_CREATE) = 1 <0.000003>
+100 1.000400 inotify_add_watch(3, "gone", IN_ATTRIB|IN_DONT_FOLLOW|IN_ONESHOT) = -1 ENOENT (No such file or directory) <0.000003>
+100 1.000500 socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0) = 4 <0.000004>
+100 1.000600 bind(4, {sa_family=AF_UNIX, sun_path="/tmp/s \"q\""}, 110) = 0 <0.000005>
+100 1.000700 bind(4, {sa_family=AF_UNIX, sun_path=@"abstract"}, 11) = 0 <0.000005>
+100 1.000800 bind(4, {sa_family=AF_UNIX}, 2) = 0 <0.000005>
+100 1.000900 bind(5, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr("0.0.0.0")}, 16) = -1 EACCES (Permission denied) <0.000005>
+100 1.001000 bind(4, 0x10, 110) = -1 EFAULT (Bad address) <0.000005>
+100 1.001100 inotify_init() = 6 <0.000002>
+100 1.001200 +++ exited with 0 +++
+LOG
+"$IORR" import strace --strict -q s5.log -o s5.iorr 2>err.txt || fail "import of the format 5 calls: $(cat err.txt)"
+"$IORR" dump s5.iorr >s5.txt 2>err.txt || fail "dump of s5.iorr: $(cat err.txt)"
+want_lines=(
+  '[100 100] 0.000000 getcwd(..., 4096) = 5 <0.000010>'
+  '[100 100] 0.000100 getcwd(..., 2) = -1 ERANGE (Numerical result out of range) <0.000001>'
+  '[100 100] 0.000200 inotify_init1(526336) = 3 <0.000002>'
+  '[100 100] 0.000300 inotify_add_watch(3, "/tmp", IN_MODIFY|IN_CREATE) = 1 <0.000003>'
+  '[100 100] 0.000400 inotify_add_watch(3, "gone", IN_ATTRIB|IN_DONT_FOLLOW|IN_ONESHOT) = -1 ENOENT (No such file or directory) <0.000003>'
+  '[100 100] 0.000600 bind(4, {sa_family=AF_UNIX, sun_path="/tmp/s \"q\""}, 110) = 0 <0.000005>'
+  '[100 100] 0.000700 bind(4, {...}, 11) = 0 <0.000005>'
+  '[100 100] 0.000800 bind(4, {...}, 2) = 0 <0.000005>'
+  '[100 100] 0.000900 bind(5, {...}, 16) = -1 EACCES (Permission denied) <0.000005>'
+  '[100 100] 0.001000 bind(4, {...}, 110) = -1 EFAULT (Bad address) <0.000005>'
+  '[100 100] 0.001100 inotify_init() = 6 <0.000002>'
+)
+for l in "${want_lines[@]}"; do
+  grep -qxF -- "$l" s5.txt || fail "text dump of the format 5 calls lacks: $l"
+done
+"$IORR" dump --json s5.iorr >s5.a.jsonl || fail "dump --json s5.iorr failed"
+grep -qF '"call":"bind","start_ns":600000,"end_ns":605000,"ret":0,"errno":null,"args":{"sockfd":4,"addr":"/tmp/s \"q\"","addrlen":110}}' s5.a.jsonl ||
+  fail "bind's JSON: $(grep -m1 bind s5.a.jsonl)"
+grep -qF '"args":{"sockfd":4,"addr":null,"addrlen":11}' s5.a.jsonl || fail "abstract bind's JSON: $(grep bind s5.a.jsonl)"
+grep -qF '"args":{"fd":3,"pathname":"/tmp","mask":258}' s5.a.jsonl || fail "inotify's JSON: $(grep inotify_add s5.a.jsonl)"
+"$IORR" import jsonl s5.a.jsonl -o s5.2.iorr || fail "import of s5.a.jsonl failed"
+"$IORR" dump --json s5.2.iorr >s5.b.jsonl || fail "dump --json s5.2.iorr failed"
+cmp s5.a.jsonl s5.b.jsonl || fail "JSON dumps of the format 5 calls differ"
+"$IORR" dump s5.2.iorr >s5.2.txt || fail "dump s5.2.iorr failed"
+cmp s5.txt s5.2.txt || fail "text dumps of the format 5 calls differ"
 
 # stdin and stdout work as files.
 "$IORR" import jsonl - -o - <a.jsonl >t3.iorr || fail "import from stdin to stdout failed"

@@ -438,8 +438,8 @@ TEST(Jsonl, EventErrorsNameTheField) {
   EXPECT_EQ(ErrorOf(R"({"iorr_note":1})"), "\"iorr_note\": not a string");
   EXPECT_EQ(ErrorOf(R"({"iorr_note":"x","pid":1})"),
             "\"iorr_note\": must be the only key of its line");
-  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":5}})"),
-            "\"iorr_header.version\": version 5 is not one this iorr reads (1..4)");
+  EXPECT_EQ(ErrorOf(R"({"iorr_header":{"version":6}})"),
+            "\"iorr_header.version\": version 6 is not one this iorr reads (1..5)");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"time_unit_ns":7}})"),
             "\"iorr_header.time_unit_ns\": not 1, 10, 100 or 1000");
   EXPECT_EQ(ErrorOf(R"({"iorr_header":{"fields":[["a","b"],["c"]]}})"),

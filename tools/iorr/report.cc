@@ -672,7 +672,9 @@ void Tally::Bookkeep(const Event& e, const std::shared_ptr<const OpenFile>* fds)
                          : e.call == CallId::eventfd2                      ? "(eventfd)"
                          : e.call == CallId::memfd_create                  ? "(memfd)"
                          : e.call == CallId::epoll_create1                 ? "(epoll)"
-                                                                           : "(socket)";
+                         : e.call == CallId::inotify_init || e.call == CallId::inotify_init1
+                             ? "(inotify)"
+                             : "(socket)";
       auto of = NewOpenFile(what, false);
       if (spec.ret == trace::Ret::kFd && e.ret >= 0) SetFd(e.pid, e.ret, Fd{of});
       for (int i = 0; i < spec.nargs; ++i)

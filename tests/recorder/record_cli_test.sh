@@ -197,15 +197,15 @@ for _ in $(seq 60); do [ -e f2 ] && break; sleep 0.1; done
 # crossing it (SIGXFSZ then ended the program, or the launcher: status 153, stop 36's sweep);
 # the program runs to its end with its own limit, and the trace says events were lost.
 loop='for i in $(seq 3000); do echo $i > y; done; echo done; ulimit -f'
-bash -c 'ulimit -S -f 40; exec "$0" record -o f.iorr -- sh -c "$1"' "$IORR" "$loop" >out.txt 2>err.txt
+bash -c 'ulimit -S -f 16; exec "$0" record -o f.iorr -- sh -c "$1"' "$IORR" "$loop" >out.txt 2>err.txt
 rc=$?
-[ "$rc" -eq 0 ] || fail "ulimit -S -f 40: exit $rc, want 0 ($(cat err.txt))"
-[ "$(tr '\n' ' ' <out.txt)" = "done 80 " ] || fail "ulimit -S -f 40: output $(cat out.txt)"
-grep -q 'events lost' err.txt || fail "ulimit -S -f 40: the summary does not say events were lost"
-[ "$(stat -c %s f.iorr)" -le $((40 * 1024 + 4096)) ] ||
-  fail "ulimit -S -f 40: the trace ($(stat -c %s f.iorr) bytes) went past the program's limit"
+[ "$rc" -eq 0 ] || fail "ulimit -S -f 16: exit $rc, want 0 ($(cat err.txt))"
+[ "$(tr '\n' ' ' <out.txt)" = "done 32 " ] || fail "ulimit -S -f 16: output $(cat out.txt)"
+grep -q 'events lost' err.txt || fail "ulimit -S -f 16: the summary does not say events were lost"
+[ "$(stat -c %s f.iorr)" -le $((16 * 1024 + 4096)) ] ||
+  fail "ulimit -S -f 16: the trace ($(stat -c %s f.iorr) bytes) went past the program's limit"
 "$IORR" stats f.iorr >/dev/null 2>err.txt
-grep -q 'incomplete' err.txt || fail "ulimit -S -f 40: the trace is not marked incomplete"
+grep -q 'incomplete' err.txt || fail "ulimit -S -f 16: the trace is not marked incomplete"
 # A hard limit below the launcher's shared state: its own error, one line, no crash.
 expect_exit 125 bash -c 'ulimit -f 100; exec "$0" record -o g.iorr -- true' "$IORR"
 grep -q 'ulimit -f' err.txt || fail "ulimit -f 100: the error does not name the limit"

@@ -364,7 +364,7 @@ void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
   int saved_errno = errno;
   char selector = t_hot.selector;
   FatalFlush how = FatalFlush::kDie;
-  if (t_hot.armed && !on_alt) {
+  if ((t_hot.armed || VforkChildMayFlush()) && !on_alt) {
     t_hot.selector = 0;  // the flush's own calls go untrapped
     // A fault inside this thread's own flush cannot wait for the flush to end (it would
     // come again at once): it dies there. A fault is no call's return either.

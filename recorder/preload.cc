@@ -2747,6 +2747,10 @@ bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns) {
 
 void EndCallAtDeath(const ucontext_t* uc, char* selector);
 
+bool VforkChildMayFlush() {
+  return t_hot.vm_child && !Foreign() && t_vfork_level > 0 && VforkLevel(t_vfork_level - 1).armed;
+}
+
 FatalFlush FlushBeforeDeath(int sig, bool may_defer, const ucontext_t* uc, char* selector) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
   if (t_hot.vm_child) {  // alone in its process; the flag would be its suspended parent's too

@@ -357,6 +357,9 @@ void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 // which would come again at once; then kDie). EndDeath lets the other threads go on, for a
 // process that lives on after all (the dying thread's next recorded call calls it).
 enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
+// A vfork child (never armed: see iorr_vfork_child) of a thread that was armed, on its parent's
+// stack: its fatal signal's handler writes out what it recorded, as an armed thread's does.
+bool VforkChildMayFlush();
 // uc: the context the signal interrupted, or nullptr (a fault: no call returned there). Before
 // the flush, the call the thread is inside is written when that context is its system call's
 // return (EndCallAtDeath); *selector is then what the call's end leaves.

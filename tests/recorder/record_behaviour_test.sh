@@ -226,10 +226,16 @@ cat > atreturn.c << 'C'
 #include <unistd.h>
 int main(int argc, char** argv) {
   for (int i = 0; i < 100; ++i) close(open("/dev/null", O_RDONLY));  // past IORR_PATCH_AFTER=64
+  // The pipe at 8 (read) and 7 (write), whatever fds it got first (the writer thread's may
+  // hold low numbers for a moment, and a pipe at 7 and 8 moved by dup2 lost its write end).
   int p[2];
-  if (pipe(p) != 0 || dup2(p[0], 8) != 8 || dup2(p[1], 7) != 7) return 2;
+  if (pipe(p) != 0) return 2;
+  int r = fcntl(p[0], F_DUPFD, 50), w = fcntl(p[1], F_DUPFD, 50);
   close(p[0]);
   close(p[1]);
+  if (r < 0 || w < 0 || dup2(r, 8) != 8 || dup2(w, 7) != 7) return 2;
+  close(r);
+  close(w);
   printf("%s\n", argv[1]);
   fflush(stdout);
   if (strcmp(argv[1], "block") == 0) {  // waits for ever on its own pipe: killed meanwhile
@@ -284,7 +290,7 @@ if cc -O1 -g atreturn.c -o atreturn 2> /dev/null; then
       got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o atreturn.iorr -- \
         ./atreturn $kind 2>&1; echo "status $?")
       if ! dump_has atreturn.iorr 'write(7, .* = -1 EPIPE'; then
-        fail "SIGPIPE at write's return ($kind, $how): no write with EPIPE in the trace, '$got'"
+        fail "SIGPIPE at write's return ($kind, $how): no write with EPIPE in the trace, '$got'; $(grep -m1 'write(7, ' atreturn.iorr.txt)"
       elif [[ $got != "$want" || $want != *"status $want_status" ]]; then
         fail "SIGPIPE at write's return ($kind, $how): '$got' against '$want'"
       else

@@ -53,6 +53,8 @@ __asm__(
     "  movq %r9, %r8\n"
     "  movq 8(%rsp), %r9\n"
     "  syscall\n"
+    ".globl iorr_raw_syscall_ret\n.hidden iorr_raw_syscall_ret\n"
+    "iorr_raw_syscall_ret:\n"  // (a fatal signal at a caught call's return: EndCallAtDeath)
     "  ret\n"
     "  .cfi_endproc\n"
     ".size iorr_raw_syscall, .-iorr_raw_syscall\n"
@@ -75,8 +77,6 @@ __asm__(
     ".popsection\n");
 
 extern "C" {
-extern char iorr_gate_start[] __attribute__((visibility("hidden")));
-extern char iorr_gate_end[] __attribute__((visibility("hidden")));
 void iorr_restore_rt() __asm__("__restore_rt") __attribute__((visibility("hidden")));
 extern char iorr_restore_rt_syscall[] __attribute__((visibility("hidden")));
 }
@@ -125,7 +125,7 @@ long Raw(long nr, const long* a) { return RawSyscall6(nr, a[0], a[1], a[2], a[3]
 long RunRecorded(long nr, const long* a) {
   int tag;
   CallOf(nr, &tag);
-  Call c;
+  Call c(AtDeath::kGate, static_cast<CallId>(tag));
   bool on = tag > 0 && trace::Shape(static_cast<CallId>(tag)).effect != trace::Effect::kProcess &&
             BeginNestableCall(&c);
   long r = Raw(nr, a);
@@ -367,11 +367,13 @@ void FatalSignalHandler(int sig, siginfo_t* info, void* ctx) {
   int saved_errno = errno;
   char selector = t_hot.selector;
   FatalFlush how = FatalFlush::kDie;
-  if (t_hot.armed && !on_alt) {
+  if ((t_hot.armed || VforkChildMayFlush()) && !on_alt) {
     t_hot.selector = 0;  // the flush's own calls go untrapped
     // A fault inside this thread's own flush cannot wait for the flush to end (it would
-    // come again at once): it dies there.
-    how = FlushBeforeDeath(sig, !Fault(sig, info));
+    // come again at once): it dies there. A fault is no call's return either.
+    bool fault = Fault(sig, info);
+    how = FlushBeforeDeath(sig, !fault, fault ? nullptr : static_cast<const ucontext_t*>(ctx),
+                           &selector);
   }
   // kDeferred: the signal came inside this thread's own flush, which goes on and sends it
   // again when done (Service). Else the process dies once this returns; should it live on

@@ -343,6 +343,7 @@ struct VforkSave {
   bool armed;
   bool vm_child;  // the caller is itself a vfork child (a nested vfork)
   uintptr_t call_frame;
+  Call* hot_call;  // t_hot.call
   bool vm_tracee;  // t_vm_tracee: a vfork child's PTRACE_TRACEME is its own
   char selector;
   Call call;                   // the parent's clone event
@@ -2823,9 +2824,16 @@ bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns) {
   return false;
 }
 
-FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
+void EndCallAtDeath(const ucontext_t* uc, char* selector);
+
+bool VforkChildMayFlush() {
+  return t_hot.vm_child && !Foreign() && t_vfork_level > 0 && VforkLevel(t_vfork_level - 1).armed;
+}
+
+FatalFlush FlushBeforeDeath(int sig, bool may_defer, const ucontext_t* uc, char* selector) {
   if (!g_on || Foreign()) return FatalFlush::kDie;
   if (t_hot.vm_child) {  // alone in its process; the flag would be its suspended parent's too
+    if (uc != nullptr) EndCallAtDeath(uc, selector);
     VmChildFlush(t_hot.state);
     return FatalFlush::kDie;
   }
@@ -2843,6 +2851,7 @@ FatalFlush FlushBeforeDeath(int sig, bool may_defer) {
     t_deferred_signal = sig;
     return FatalFlush::kDeferred;
   }
+  if (uc != nullptr) EndCallAtDeath(uc, selector);
   t_flushing_death = true;
   g_dying.store(true, std::memory_order_release);
   // Bounded: for a few instructions around g_writer_owner this thread may hold the lock itself.
@@ -2926,6 +2935,8 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   if (ts == nullptr || ts->slot == nullptr) return false;
   c->nested = true;
   c->saved_selector = t_hot.selector;
+  c->saved_call = t_hot.call;
+  t_hot.call = c;  // (a lost one too: EndCallAtDeath then leaves the outer call alone)
   // (A fork child before its pthread_atfork handler has reset its state: the state, and the
   // slot in shared memory, are still the parent's.)
   if (t_hot.depth != kDepthNestable || g_no_writer ||
@@ -2988,6 +2999,7 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
   }
   t_hot.depth = depth;
   t_hot.call_frame = frame;
+  t_hot.call = c;
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
   c->start = AnnounceCall(ts);
@@ -3215,6 +3227,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   }
   ThreadState* ts = t_hot.state;
   if (__builtin_expect(c->nested, 0)) {  // back to the call it came in (BeginNested)
+    t_hot.call = c->saved_call;
     if (c->lost) {
       t_hot.selector = c->saved_selector;
       errno = saved_errno;
@@ -3268,6 +3281,126 @@ IORR_HOT void EndCallDirect(Call* c, CallId call, int64_t* v, const char* const*
 }
 template void EndCallDirect<false>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
 template void EndCallDirect<true>(Call*, CallId, int64_t*, const char* const*, unsigned, long);
+
+// A fatal signal that the kernel delivers as a system call returns (SIGPIPE as a write gets
+// EPIPE, the common end of `prog | head`; any signal sent meanwhile) ends a process with SIG_DFL
+// on that return, before the wrapper or the caught call's handler writes the call's event:
+// strace shows the call done, the trace did not have it (stop 36's sweep). FatalSignalHandler
+// runs instead of that death; where the context it interrupted is the return of the system
+// call of the call the thread is inside, the call is written here as its EndCall would have
+// written it, with the kernel's result, and marked done (on = false), so that a process that
+// lives on after all (a tracer dropped the signal) does not write it again. Told by:
+//  - depth kDepthNestable: a plain call whose real function or system call runs (1: fork,
+//    exec, the library's own work; 2: an event being written, which is left: see the docs);
+//  - the call's AtDeath (see preload.h), and its start taken (BeginCall is done);
+//  - the stack pointer a little below the Call (kNearCall): the system call was made by the
+//    frames the call's own code called, not by a signal handler that interrupted them (a
+//    signal frame alone takes more), nor on another stack;
+//  - the instruction before the interrupted one is a syscall (0f 05) that is not also the
+//    next one: a call that the signal interrupted before it was done is restarted (the kernel
+//    steps back onto the syscall, rax the number again) or fails with EINTR, which unrecorded
+//    it would not have (it died unfinished): neither is written;
+//  - kGate: that syscall is the gate's, which carries out caught calls; kDecode and kSole:
+//    it is not (the wrapper's libc function made it), and its number is the call's (kSole: is
+//    not seen to be another one). The registers then hold the call's arguments as the kernel
+//    took them (syscall keeps all but rax, rcx and r11), as dispatch records them.
+// Code bytes are read through process_vm_readv: around an interrupted instruction they may lie
+// on another page, unmapped (false then, and nothing is written).
+namespace {
+constexpr uintptr_t kNearCall = 512;  // seen: 8 (write), 40 (a caught call), 72 (syscall())
+bool ReadOwn(uintptr_t addr, void* out, size_t n) {
+  struct iovec local = {out, n}, remote = {reinterpret_cast<void*>(addr), n};
+  return RawSyscall6(SYS_process_vm_readv, RawSyscall6(SYS_getpid), reinterpret_cast<long>(&local),
+                     1, reinterpret_cast<long>(&remote), 1, 0) == static_cast<long>(n);
+}
+uint32_t Imm32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+// The patched sites' selector check (patch.cc's WriteStub): cmpb $0, %fs:disp32.
+bool SelectorCheck(const uint8_t* p) {
+  return p[0] == 0x64 && p[1] == 0x80 && p[2] == 0x3c && p[3] == 0x25 && p[8] == 0;
+}
+// The number set just before the syscall instruction that ends at `end`, -1 if not known:
+// mov $nr, %eax or xor %eax, %eax before it (glibc's own code); in a patched site's stub, the
+// copy of the mov, then the selector's check and its jne; at a patched site whose syscall
+// stayed in place, the jump to the stub that took the mov's place (int3 after it), and the
+// copy of the mov at the end of the stub's copied instructions.
+long NumberBefore(uintptr_t end) {
+  uint8_t b[32];
+  if (!ReadOwn(end - sizeof(b), b, sizeof(b))) return -1;
+  const uint8_t* at = b + sizeof(b) - 2;  // the syscall
+  if (at[-2] == 0x31 && at[-1] == 0xc0) return 0;
+  if (at[-5] == 0xb8) return Imm32(at - 4);
+  if (at[-2] == 0x75 && SelectorCheck(at - 11) && at[-16] == 0xb8) return Imm32(at - 15);
+  const uint8_t* j = at;
+  while (j > b + 5 && j[-1] == 0xcc) --j;
+  if (j - b < 5 || j[-5] != 0xe9) return -1;
+  uintptr_t from = end - 2 - static_cast<uintptr_t>(at - j) - 5;  // the jump's address
+  uintptr_t nbefore = end - 2 - from;
+  uint8_t st[48];
+  uintptr_t stub =
+      from + 5 + static_cast<uintptr_t>(static_cast<int64_t>(static_cast<int32_t>(Imm32(j - 4))));
+  if (nbefore < 5 || nbefore + 16 > sizeof(st) || !ReadOwn(stub, st, nbefore + 16)) return -1;
+  const uint8_t* chk = st + nbefore;
+  // ... the check, its jne, and the jump back to the syscall
+  if (!SelectorCheck(chk) || chk[9] != 0x75 || chk[11] != 0xe9 ||
+      stub + nbefore + 16 +
+              static_cast<uintptr_t>(static_cast<int64_t>(static_cast<int32_t>(Imm32(chk + 12)))) !=
+          end - 2 ||
+      chk[-5] != 0xb8)
+    return -1;
+  return Imm32(chk - 4);
+}
+bool SyscallReturnedAt(const Call& c, uintptr_t rip) {
+  if (c.How() == AtDeath::kGate) return rip == reinterpret_cast<uintptr_t>(iorr_raw_syscall_ret);
+  if (rip >= reinterpret_cast<uintptr_t>(iorr_gate_start) &&
+      rip < reinterpret_cast<uintptr_t>(iorr_gate_end))
+    return false;
+  uint8_t around[4];
+  if (!ReadOwn(rip - 2, around, sizeof(around)) || around[0] != 0x0f || around[1] != 0x05 ||
+      (around[2] == 0x0f && around[3] == 0x05))
+    return false;
+  long nr = NumberBefore(rip);
+  long want = trace::Shape(c.Id()).nr;
+  return nr == want || (nr == -1 && c.How() == AtDeath::kSole);
+}
+}  // namespace
+
+IORR_COLD void EndCallAtDeath(const ucontext_t* uc, char* selector) {
+  if (t_hot.depth != kDepthNestable) return;
+  Call* c = t_hot.call;
+  ThreadState* ts = t_hot.state;
+  if (c == nullptr || ts == nullptr || ts->slot == nullptr) return;
+  const greg_t* r = uc->uc_mcontext.gregs;
+  auto rsp = static_cast<uintptr_t>(r[REG_RSP]), at = reinterpret_cast<uintptr_t>(c);
+  if (rsp >= at || at - rsp > kNearCall) return;
+  if (!c->on || c->How() == AtDeath::kNone || c->start == 0 || (c->nested && c->lost)) return;
+  uint16_t tag = static_cast<uint16_t>(c->Id());
+  if (tag == 0 || trace::ShapeOf(tag) == nullptr || trace::Shape(c->Id()).nr < 0) return;
+  long ret = r[REG_RAX];
+  if (ret == -EINTR || !SyscallReturnedAt(*c, static_cast<uintptr_t>(r[REG_RIP]))) return;
+  const long k[6] = {r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9]};
+  // As EndCallWith, without what the call's end does for later calls (the writer's start, the
+  // switch to patched sites): the flush follows. The ring's room is not waited for.
+  t_hot.depth = 2;
+  t_nested_write = true;
+  AddCall(ts, c->Id(), k, ret, c->start, std::max(c->start, ReadClock<false>()));
+  t_nested_write = false;
+  c->on = false;
+  if (c->nested) {
+    ts->slot->in_call_since.store(c->saved_since, std::memory_order_release);
+    t_hot.call_frame = c->saved_frame;
+    t_hot.call = c->saved_call;
+    t_hot.depth = kDepthNestable;
+    *selector = c->saved_selector;
+  } else {
+    ts->slot->in_call_since.store(kNever, std::memory_order_release);
+    t_hot.depth = 0;
+    if (t_hot.armed) *selector = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK, as BlockSyscalls
+  }
+}
 
 void NoteExecAttempt(const char* path) {
   if (g_on) NoteExec("exec-attempt", path);
@@ -3919,6 +4052,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_prepare(
   v.mask = old;
   v.depth = t_hot.depth;
   v.call_frame = t_hot.call_frame;
+  v.hot_call = t_hot.call;
   v.done = t_hot.done;
   v.in_handler = t_hot.in_handler;
   v.armed = t_hot.armed;
@@ -4079,6 +4213,7 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_hot.state = v.state;
   t_hot.depth = v.call.on ? 1 : v.depth;  // inside the call, as BeginCall left it
   t_hot.call_frame = v.call_frame;
+  t_hot.call = v.hot_call;
   t_hot.done = v.done;
   t_hot.in_handler = v.in_handler;
   t_hot.armed = v.armed;

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ucontext.h>
 
 #include <atomic>
 #include <cstddef>
@@ -28,6 +29,13 @@
 #define IORR_HOT __attribute__((hot))
 #define IORR_COLD __attribute__((cold, noinline))
 
+// The bounds of the gate (dispatch.cc) and the instruction after its system call.
+extern "C" {
+extern char iorr_gate_start[] __attribute__((visibility("hidden")));
+extern char iorr_gate_end[] __attribute__((visibility("hidden")));
+extern char iorr_raw_syscall_ret[] __attribute__((visibility("hidden")));
+}
+
 namespace iorr::recorder {
 
 using trace::CallId;
@@ -42,19 +50,44 @@ bool UnderSeccomp();
 bool BeginSeccompCall(long nr, const long* a);
 void EndSeccompCall(bool begun, long ret);
 
+// What a fatal signal's handler may take for the return of a call's system call, to write the
+// event the process would die before writing (EndCallAtDeath): SIGPIPE comes as write returns
+// EPIPE, and SIG_DFL ends the process on that return, before the wrapper's EndCall.
+enum class AtDeath : uint8_t {
+  kNone,    // nothing: the call is not written at death
+  kDecode,  // a wrapper: a system call of its libc function whose number, set just before it
+            // (mov $nr, %eax, or through a patched site's stub), is the call's own
+  kSole,    // a wrapper whose libc function makes this one system call, whatever its code
+            // (syscall()); a number seen set to another one still rules it out
+  kGate,    // a caught call, carried out at the gate (dispatch's and the patched sites')
+};
+
 // One call in progress. `on` is false when the call is not recorded (disabled, or nested in a
 // call that does the library's own work). `nested`: the call came while the thread was inside
 // a plain call (a signal handler that interrupted it, a callback): the outer call's state is
 // kept in the saved_ fields, set only then, and put back at its end (BeginNested).
+// death: the call's AtDeath (top 2 bits) and CallId, set by the caller before BeginCall in one
+// field beside on and nested, so that a wrapper's one 32-bit store sets all three (separate
+// fields took an 8-byte constant: one instruction more per call); t_hot.call points at the call
+// the thread is inside.
 struct Call {
   bool on = false;
   bool nested = false;
+  uint16_t death = 0;
   bool lost;  // nested, and counted as lost: not recorded (BeginNested)
   char saved_selector;
   int64_t start = 0;
   int64_t saved_since;
   uintptr_t saved_frame;
+  Call* saved_call;
+  Call() = default;
+  constexpr Call(AtDeath how, CallId call)
+      : death(static_cast<uint16_t>(static_cast<unsigned>(how) << 14 |
+                                    static_cast<unsigned>(call))) {}  // (above 0x3fff: no call)
+  AtDeath How() const { return static_cast<AtDeath>(death >> 14); }
+  CallId Id() const { return static_cast<CallId>(death & 0x3fff); }
 };
+static_assert(trace::kMaxTag < 0x4000);
 
 // t_hot.depth inside a call begun by BeginNestableCall: a plain call whose real function (or
 // system call) runs meanwhile, with nothing of the library's own under way, so a call that
@@ -282,6 +315,7 @@ struct alignas(64) ThreadHot {
   ThreadState* state = nullptr;  // the thread's recording (preload.cc), null until its first call
   // BeginCall's frame when the thread's pending call began (see LeftByLongjmp).
   uintptr_t call_frame = 0;
+  Call* call = nullptr;  // that call (read at depth kDepthNestable only: EndCallAtDeath)
   // The outermost SIGSYS handler's frame while in_handler (a call from above it means a
   // signal handler jumped out of the trapped call: see BeginCallAt).
   uintptr_t handler_frame = 0;
@@ -331,7 +365,13 @@ void FlushSignalsRelease();  // a tracee: the program's own dispositions back
 // which would come again at once; then kDie). EndDeath lets the other threads go on, for a
 // process that lives on after all (the dying thread's next recorded call calls it).
 enum class FatalFlush { kDie, kFlushed, kDeferred };  // kDeferred: return from the handler
-FatalFlush FlushBeforeDeath(int sig, bool may_defer);
+// A vfork child (never armed: see iorr_vfork_child) of a thread that was armed, on its parent's
+// stack: its fatal signal's handler writes out what it recorded, as an armed thread's does.
+bool VforkChildMayFlush();
+// uc: the context the signal interrupted, or nullptr (a fault: no call returned there). Before
+// the flush, the call the thread is inside is written when that context is its system call's
+// return (EndCallAtDeath); *selector is then what the call's end leaves.
+FatalFlush FlushBeforeDeath(int sig, bool may_defer, const ucontext_t* uc, char* selector);
 // Takes `lock` (0: free, 1: held) within `tries` attempts, sleeping pause_ns between them (a
 // lock a fork child copied held, or its own thread holds, is never given back): false if not.
 bool LockWithin(std::atomic<int>& lock, int tries, long pause_ns);

@@ -46,6 +46,7 @@
 
 extern char** environ;
 
+using iorr::recorder::AtDeath;
 using iorr::recorder::BeginCall;
 using iorr::recorder::Call;
 using iorr::recorder::CallId;
@@ -101,10 +102,11 @@ struct RegisterReal {
   RegisterReal register_##name(reinterpret_cast<void**>(&real_##name), #name)
 
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
-// the kernel arguments in table order.
+// the kernel arguments in table order. A fatal signal at the return of a system call of ID's
+// number in EXPR writes the call from the registers (AtDeath::kDecode).
 #define RECORD(R, EXPR, ID, ...)                               \
   do {                                                         \
-    Call c_;                                                   \
+    Call c_(AtDeath::kDecode, CallId::ID);                     \
     bool on_ = BeginNestableCall(&c_);                         \
     R r_ = EXPR;                                               \
     if (on_) {                                                 \
@@ -1654,7 +1656,7 @@ IORR_EXPORT long syscall(long nr, ...) {
   const iorr::trace::CallShape* spec =
       tag > 0 ? iorr::trace::ShapeOf(static_cast<uint16_t>(tag)) : nullptr;
   bool recordable = spec && spec->effect != iorr::trace::Effect::kProcess;
-  Call c;
+  Call c(iorr::recorder::AtDeath::kSole, static_cast<CallId>(tag));
   bool on = recordable && BeginNestableCall(&c);  // (as dispatch's RunRecorded)
   bool seccomp = iorr::recorder::BeginSeccompCall(nr, a);
   long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

@@ -205,6 +205,148 @@ else
     done
   done
 fi
+# A fatal signal the kernel delivers as a system call returns: SIGPIPE as write gets EPIPE (the
+# end of `prog | head`), a signal a call sends the process itself (O_ASYNC's F_SETSIG). The
+# process died of it before the wrapper or the caught call's handler wrote the call's event:
+# strace shows the call done, the trace did not have it (stop 36's sweep). Now the library's
+# fatal-signal handler writes it, from the registers, when the interrupted context is that
+# call's return: through the libc wrapper (write), libc's own write (stdio: a patched site or a
+# trap), syscall() and a raw syscall instruction (a trap), and in a vfork child (which had no
+# flush before its death at all: it is never armed). Status and output as unrecorded; a
+# core-dumping signal still dumps. A call the signal interrupts before it is done (a read
+# waiting on a pipe) is not written: unrecorded it dies unfinished.
+cat > atreturn.c << 'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  for (int i = 0; i < 100; ++i) close(open("/dev/null", O_RDONLY));  // past IORR_PATCH_AFTER=64
+  // The pipe at 8 (read) and 7 (write), whatever fds it got first (the writer thread's may
+  // hold low numbers for a moment, and a pipe at 7 and 8 moved by dup2 lost its write end).
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  int r = fcntl(p[0], F_DUPFD, 50), w = fcntl(p[1], F_DUPFD, 50);
+  close(p[0]);
+  close(p[1]);
+  if (r < 0 || w < 0 || dup2(r, 8) != 8 || dup2(w, 7) != 7) return 2;
+  close(r);
+  close(w);
+  printf("%s\n", argv[1]);
+  fflush(stdout);
+  if (strcmp(argv[1], "block") == 0) {  // waits for ever on its own pipe: killed meanwhile
+    FILE* f = fopen("atreturn.pid", "w");
+    fprintf(f, "%d\n", getpid());
+    fclose(f);
+    char c;
+    read(8, &c, 1);
+    return 3;
+  }
+  if (strcmp(argv[1], "async") == 0) {  // the write's return delivers SIGQUIT (core)
+    fcntl(8, F_SETOWN, getpid());
+    fcntl(8, F_SETSIG, SIGQUIT);
+    fcntl(8, F_SETFL, O_ASYNC);
+    write(7, "x", 1);
+    return 3;
+  }
+  close(8);  // no reader: the write gets EPIPE and SIGPIPE
+  if (strcmp(argv[1], "write") == 0) {
+    write(7, "x", 1);
+  } else if (strcmp(argv[1], "stdio") == 0) {
+    FILE* f = fdopen(7, "w");
+    fputs("x", f);
+    fflush(f);
+  } else if (strcmp(argv[1], "syscall") == 0) {
+    syscall(SYS_write, 7, "x", 1);
+  } else if (strcmp(argv[1], "vfork") == 0) {  // a vfork child dies of it; the parent goes on
+    pid_t pid = vfork();
+    if (pid == 0) {
+      write(7, "x", 1);
+      _exit(5);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child killed by %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    return 0;
+  } else if (strcmp(argv[1], "asm") == 0) {
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "0"(1L), "D"(7L), "S"("x"), "d"(1L) : "rcx", "r11", "memory");
+  }
+  return 3;
+}
+C
+if cc -O1 -g atreturn.c -o atreturn 2> /dev/null; then
+  for kind in write stdio syscall asm vfork; do
+    want=$(./atreturn $kind 2>&1; echo "status $?")
+    want_status=141
+    [[ $kind == vfork ]] && want_status=0  # (the child dies of SIGPIPE: 13)
+    modes="default IORR_PATCH_AFTER=64 IORR_PATCH=0"
+    [[ $kind == asm ]] && modes="default IORR_PATCH=0"  # (patched: the program's own goes natively)
+    for how in $modes; do
+      got=$(env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o atreturn.iorr -- \
+        ./atreturn $kind 2>&1; echo "status $?")
+      if ! dump_has atreturn.iorr 'write(7, .* = -1 EPIPE'; then
+        fail "SIGPIPE at write's return ($kind, $how): no write with EPIPE in the trace, '$got'; $(grep -m1 'write(7, ' atreturn.iorr.txt)"
+      elif [[ $got != "$want" || $want != *"status $want_status" ]]; then
+        fail "SIGPIPE at write's return ($kind, $how): '$got' against '$want'"
+      else
+        ok "SIGPIPE at write's return ($kind, $how): the write is in the trace, $(tr '\n' ' ' <<< "$got")"
+      fi
+    done
+  done
+  # A core-dumping signal that the write itself sends: the write (done, 1 byte) is in the
+  # trace, and the process still dumps core and dies of SIGQUIT.
+  rm -rf atr.plain && mkdir atr.plain
+  want=$(cd atr.plain && ulimit -c unlimited && ../atreturn async 2>&1; echo "status $?")
+  for how in default IORR_PATCH_AFTER=64 IORR_PATCH=0; do
+    rm -rf atr.rec && mkdir atr.rec
+    got=$(cd atr.rec && ulimit -c unlimited && env "${how/default/IORR_X=}" timeout 30 "$iorr" \
+      record -q -o ../atreturn.iorr -- ../atreturn async 2>&1; echo "status $?")
+    if ! dump_has atreturn.iorr 'write(7, .* = 1 <'; then
+      fail "SIGQUIT at write's return ($how): no write of 1 byte in the trace, '$got'"
+    elif [[ $got != "$want" || $want != *"status 131" ]] || ! ls atr.plain/core* > /dev/null 2>&1 ||
+      ! ls atr.rec/core* > /dev/null 2>&1; then
+      fail "SIGQUIT at write's return ($how): '$got' against '$want', cores: $(ls atr.plain atr.rec | tr '\n' ' ')"
+    else
+      ok "SIGQUIT at write's return ($how): the write is in the trace, a core, $(tr '\n' ' ' <<< "$got")"
+    fi
+  done
+  # SIGTERM while read waits on a pipe: the read is not done (restarted under the library's
+  # handler, then the process dies), and it is not in the trace.
+  for how in default IORR_PATCH_AFTER=64 IORR_PATCH=0; do
+    rm -f atreturn.pid
+    env "${how/default/IORR_X=}" timeout 30 "$iorr" record -q -o atreturn.iorr -- \
+      ./atreturn block > /dev/null 2>&1 &
+    rec=$!
+    for _ in $(seq 100); do [[ -s atreturn.pid ]] && break; sleep 0.1; done
+    sleep 0.3
+    kill -TERM "$(cat atreturn.pid 2> /dev/null)" 2> /dev/null
+    wait $rec
+    st=$?
+    if [[ $st != 143 ]]; then
+      fail "SIGTERM in a waiting read ($how): status $st"
+    elif ! dump_has atreturn.iorr 'openat(AT_FDCWD, "atreturn.pid"'; then
+      fail "SIGTERM in a waiting read ($how): the trace lacks the calls before the read"
+    elif grep -q 'read(8, ' atreturn.iorr.txt; then
+      fail "SIGTERM in a waiting read ($how): the unfinished read is in the trace: $(grep 'read(8, ' atreturn.iorr.txt)"
+    else
+      ok "SIGTERM in a waiting read ($how): status 143, the unfinished read not in the trace"
+    fi
+  done
+fi
+# `yes | head -1`: yes's last write gets EPIPE and is in the trace, as strace shows it.
+got=$(timeout 30 "$iorr" record -q -o yes.iorr -- sh -c 'yes | head -1' 2>&1; echo "status $?")
+if [[ $got != $'y\nstatus 0' ]]; then
+  fail "yes | head -1: '$got'"
+elif ! dump_has yes.iorr 'write(1, .* = -1 EPIPE'; then
+  fail "yes | head -1: yes's write with EPIPE is not in the trace"
+else
+  ok "yes | head -1: yes's last write, with EPIPE, is in the trace"
+fi
 # Review of stop 23: a fatal signal that comes while the program waits with a mask that lets it
 # through (sigsuspend, ppoll, pselect6: the program blocks it otherwise) lived on once the
 # handler returned to the blocking mask, and a thread of it joined a parked thread for ever;

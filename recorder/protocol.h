@@ -150,7 +150,11 @@ struct SharedState {
   // them began before it saw this lands in the file the launcher has by then renamed away from
   // the trace's name), and a process that starts after it records nothing.
   std::atomic<uint32_t> closed;
-  uint32_t reserved[6];
+  // Under a file size limit (ulimit -f) a process's check that its record fits below the limit
+  // and its write are one step for every process (WriteAll in preload.cc): the pid of the
+  // process taking it, 0 when free.
+  std::atomic<uint32_t> append_lock;
+  uint32_t reserved[5];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

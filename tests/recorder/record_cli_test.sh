@@ -177,6 +177,17 @@ sleep 0.3
 [ -e f2 ] || fail "--linger: the daemon did not run on after the close"
 [ "$(stat -c %s l.iorr)" -eq "$size" ] || fail "--linger: the trace grew after its close"
 check_linger_trace l.iorr --linger
+# A trace path that is a symlink stays one, its target the closed trace (a review of stop 37:
+# the close renamed its copy over the link, and left the target without an end record).
+mkdir -p real
+rm -f real/t.iorr link.iorr
+ln -s real/t.iorr link.iorr
+"$IORR" record -q --linger 0.3 -o link.iorr -- sh -c '(setsid sleep 1.5 &)' 2>err.txt
+[ -L link.iorr ] || fail "--linger: the symlinked trace path is no longer a symlink"
+"$IORR" stats real/t.iorr >s.txt 2>err.txt
+[ ! -s err.txt ] || fail "--linger: the symlink's target does not read clean: $(cat err.txt)"
+grep -q "^note: escape: 1 process" s.txt || fail "--linger: no escape note in the symlink's target"
+ls real/t.iorr.closing.* link.iorr.closing.* >/dev/null 2>&1 && fail "--linger: a temporary file is left"
 # Ctrl-C once the command has exited does the same (after a grace of 0.3 s); before stop 37
 # the launcher ignored it and waited on.
 rm -f f1 f2

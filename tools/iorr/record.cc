@@ -840,7 +840,12 @@ bool CloseToLeftovers(rec::SharedState* shared, int* fd, const std::string& trac
   if (!S_ISREG(st.st_mode)) return fail("not a regular file", "");
   int in = ::open(("/proc/self/fd/" + std::to_string(*fd)).c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return fail("reopen", "");
-  std::string tmp = trace + ".closing." + std::to_string(getpid());
+  // Beside the file the trace's fd names, and renamed over that name: a trace path that is a
+  // symlink stays one (a review: --linger replaced the link with the new file, and left the
+  // link's target without an end record). Another hard link keeps the old file.
+  char resolved[PATH_MAX];
+  std::string name = ::realpath(trace.c_str(), resolved) != nullptr ? resolved : trace;
+  std::string tmp = name + ".closing." + std::to_string(getpid());
   int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
   if (out < 0) {
     ::close(in);
@@ -860,7 +865,7 @@ bool CloseToLeftovers(rec::SharedState* shared, int* fd, const std::string& trac
     errno = copy_errno;
     return fail("copy", tmp);
   }
-  if (::rename(tmp.c_str(), trace.c_str()) != 0) {
+  if (::rename(tmp.c_str(), name.c_str()) != 0) {
     ::close(out);
     return fail("rename", tmp);
   }
@@ -1398,7 +1403,7 @@ int Run(const Options& o) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {  // those that have exited are not left
     }
     left = LeftProcesses();
-    CloseToLeftovers(shared, &fd, o.trace);
+    if (!left.empty()) CloseToLeftovers(shared, &fd, o.trace);  // (none: nobody to append)
   }
   // What the processes counted, read once the trace is closed to them.
   uint64_t dropped = shared->dropped_events.load();

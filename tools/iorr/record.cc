@@ -752,36 +752,43 @@ struct sigaction g_program_xfsz {};
 std::atomic<bool> g_alarm{false};
 char g_children_path[64];  // /proc/self/task/<pid>/children: our children, orphans included
 
-// Sends sig (0: none) to each of the launcher's children; returns how many there are. Only
-// async-signal-safe calls.
-int SignalChildren(int sig) {
+// Calls each(pid) for each of the launcher's children (orphans re-parented to it included);
+// returns how many there are. Only async-signal-safe calls (a signal handler's SignalChildren).
+template <class Each>
+int ForEachChild(Each each) {
   int fd = ::open(g_children_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   int count = 0;
   long pid = -1;
   char buf[256];
+  auto end_of_pid = [&] {
+    if (pid > 0) {
+      ++count;
+      each(static_cast<pid_t>(pid));
+    }
+    pid = -1;
+  };
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] >= '0' && buf[i] <= '9') {
+      if (buf[i] >= '0' && buf[i] <= '9')
         pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
-        continue;
-      }
-      if (pid > 0) {
-        ++count;
-        if (sig != 0) kill(static_cast<pid_t>(pid), sig);
-      }
-      pid = -1;
+      else
+        end_of_pid();
     }
   }
-  if (pid > 0) {
-    ++count;
-    if (sig != 0) kill(static_cast<pid_t>(pid), sig);
-  }
+  end_of_pid();
   ::close(fd);
   return count;
+}
+
+// Sends sig (0: none) to each of the launcher's children; returns how many there are.
+int SignalChildren(int sig) {
+  return ForEachChild([sig](pid_t pid) {
+    if (sig != 0) kill(pid, sig);
+  });
 }
 
 // To the program while it runs; afterwards to the processes it left behind.
@@ -798,17 +805,17 @@ extern "C" void ForwardSignal(int sig) {
 extern "C" void OnAlarm(int) { g_alarm.store(true); }
 
 // Ctrl-C once the command has exited: close the trace soon without what is left running
-// (RecordLeftovers). The terminal sends it to those processes too when they are in its
+// (CloseToLeftovers). The terminal sends it to those processes too when they are in its
 // foreground group: the grace lets them die, and flush, first.
 std::atomic<bool> g_interrupted{false};
 extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
 
 // The launcher's children after the command's exit (orphans re-parented to it): pid and name.
 std::vector<std::pair<int, std::string>> LeftProcesses() {
+  std::vector<pid_t> pids;
+  ForEachChild([&](pid_t pid) { pids.push_back(pid); });
   std::vector<std::pair<int, std::string>> out;
-  std::ifstream children(g_children_path);
-  int pid = 0;
-  while (children >> pid) {
+  for (pid_t pid : pids) {
     std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
     std::string name;
     std::getline(comm, name);

@@ -52,6 +52,19 @@ H64(2) H64(3)
     static void (*many[256])(int) = {R64(0) R64(1) R64(2) R64(3)};
 extern void iorr_test_restorer(void);
 __asm__(".text\niorr_test_restorer:\n mov $15, %eax\n syscall\n");
+// on_sig as the kernel's rt_sigaction takes it (SA_RESTORER with the restorer above), for the
+// modes that set it without glibc.
+struct kernel_sigaction {
+  void* h;
+  unsigned long flags;
+  void* restorer;
+  unsigned long mask;
+};
+static struct kernel_sigaction raw_action(void) {
+  struct kernel_sigaction k = {(void*)on_sig, SA_SIGINFO | SA_RESTART | 0x04000000,
+                               (void*)iorr_test_restorer, 0};
+  return k;
+}
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "sigsys";
   calls = argc > 2 ? atol(argv[2]) : 5000;
@@ -71,12 +84,7 @@ int main(int argc, char** argv) {
     sigaction(SIGSYS, &sa, 0);
   } else if (!strcmp(mode, "sig32")) {
     sig = 32;
-    struct {
-      void* h;
-      unsigned long flags;
-      void* restorer;
-      unsigned long mask;
-    } k = {(void*)on_sig, SA_SIGINFO | SA_RESTART | 0x04000000, (void*)iorr_test_restorer, 0};
+    struct kernel_sigaction k = raw_action();
     if (syscall(SYS_rt_sigaction, 32, &k, 0, 8) != 0) {
       perror("rt_sigaction 32");
       return 3;
@@ -84,12 +92,7 @@ int main(int argc, char** argv) {
   } else if (!strcmp(mode, "rawalrm")) {  // control: a raw rt_sigaction (inline syscall) traps too
     sig = SIGALRM;
     take_down = 1;
-    struct {
-      void* h;
-      unsigned long flags;
-      void* restorer;
-      unsigned long mask;
-    } k = {(void*)on_sig, SA_SIGINFO | SA_RESTART | 0x04000000, (void*)iorr_test_restorer, 0};
+    struct kernel_sigaction k = raw_action();
     long r;
     __asm__ volatile("syscall"
                      : "=a"(r)

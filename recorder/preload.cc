@@ -1086,18 +1086,35 @@ void ServicePass(bool force) {
 //
 // The writer must never hold a reference to a file of the program, not even for a moment: a
 // close of the program's would then not be the file's last (its flock and OFD locks would stay,
-// a pipe would not reach EOF, a port would stay bound). Unsharing copies every fd, so the table
-// is made empty instead (close_range with CLOSE_RANGE_UNSHARE copies only the fds below its
-// range, here none), and the library's three fds are taken into it through a pidfd of the
-// process (pidfd_getfd copies an fd from the table of the process's main thread, the program's).
-// g_fd_move_lock keeps a program thread from moving them meanwhile (VacateFd). Without
-// pidfd_getfd (before Linux 5.6, or a seccomp filter; probed once by iorr record), or with the
-// main thread gone (its table with it), the writer shares the program's table as before.
+// a pipe would not reach EOF nor give EPIPE, a port would stay bound). No way of leaving a
+// shared table copies nothing: unshare and clone copy every fd, and close_range with
+// CLOSE_RANGE_UNSHARE over the whole range still copies the first 64 (the kernel's dup_fd
+// copies at least NR_OPEN_DEFAULT entries, references taken) and then closes them in the new
+// table. (Until stop 38 the writer did that at its start, while the program ran on: a program
+// forking 300 children that each made a recorded call, then closed a pipe's read end and
+// wrote to it, had 2 or 3 of those writes take a byte instead of EPIPE in every recorded run;
+// behaviour case "a closed pipe at the writer's start".)
+// So the table is made while no thread of the program can close anything: on the request of
+// the program's only thread, the main one, which waits meanwhile with every signal blocked
+// (OwnWriterTable). Waiting costs about 150 us (the writer runs on the waiting thread's CPU), a
+// process's whole life for a short one (300 processes of one call each: +0.76 ms a process
+// when every writer did it at its start), so it is asked for only where the shared table would
+// cost more: at a thread's 4096th call (kOwnTableAfterCalls), or as the program starts its
+// first thread after 200 calls. Until then, and for good in a process whose calls come from
+// several threads, the writer shares the program's table. The library's three fds are then
+// taken into the writer's emptied table through a pidfd of the process (pidfd_getfd copies an
+// fd from the table of the process's main thread, the program's); g_fd_move_lock keeps a
+// program thread from moving them meanwhile (VacateFd). Without pidfd_getfd (before Linux
+// 5.6, or a seccomp filter; probed once by iorr record), the writer shares the program's table.
 // Returns false when the writer was left with a table it cannot work in (a call failed
 // half-way): it then goes.
 bool g_pidfd_getfd = false;  // iorr record's probe (SharedState), false after a failure here
+std::atomic<int> g_table_request{0};           // 1: OwnWriterTable waits for the writer
+std::atomic<uint32_t> g_writer_table_done{0};  // futex word: the writer has served the request
+bool g_writer_table_asked = false;             // once per process
+constexpr uint32_t kOwnTableAfterCalls = 4096;
 bool PrivateFdTable() {
-  if (!g_pidfd_getfd || LeaderZombie()) return true;
+  if (!g_pidfd_getfd) return true;
   Lock(g_fd_move_lock);
   int want[3] = {g_trace_fd, g_shm_fd, g_lock_fd};
   bool ok = true;
@@ -1146,35 +1163,44 @@ void PrepareWriterBuffers() {
   Unlock(g_writer_lock);
 }
 
+// The writer's half of OwnWriterTable: true when there was a request. A writer left without a
+// table it can work in leaves.
+bool ServeTableRequest() {
+  int one = 1;
+  if (g_table_request.load(std::memory_order_acquire) == 0 ||
+      !g_table_request.compare_exchange_strong(one, 0))
+    return false;
+  bool ok = PrivateFdTable();
+  g_writer_table_done.store(1, std::memory_order_release);
+  RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_writer_table_done), FUTEX_WAKE_PRIVATE, 1);
+  if (ok) return true;
+  // No trace fd in the writer's table, and no way back to the program's: a later writer
+  // shares it. (This thread is not counted by glibc and leaves without telling it.)
+  g_pidfd_getfd = false;
+  g_writer_started.store(0, std::memory_order_release);
+  // The leader goes on once told, and may leave through pthread_exit: this thread's own exit
+  // would then end the process with its status, 0, instead of the leader's. Wait for the
+  // leader to be gone, up to 100 ms, and end the process as the kernel would have; a leader
+  // that stays keeps the process going, and this thread leaves.
+  for (int i = 0; i < 100; ++i) {
+    if (AloneWithLeaderGone())
+      RawSyscall6(SYS_exit_group, g_last_exit_code.load(std::memory_order_relaxed));
+    struct timespec ms = {0, 1'000'000};
+    RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&ms), 0);
+  }
+  RawSyscall6(SYS_exit, 0);
+  return false;
+}
+
 void* WriterMain(void*) {
   t_hot.done = true;
   t_hot.depth = 1;
-  // First, through the program's table: the note tells readers (trace_coverage) that this
-  // thread's system calls are the library's, PrivateFdTable's included, even when the process
-  // ends before the writer has its own table.
+  // First: the note tells readers (trace_coverage) that this thread's system calls are the
+  // library's, PrivateFdTable's included, even when the process ends before the writer has
+  // its own table.
   char note[96];
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
   WriteNote(note);
-  if (!PrivateFdTable()) {
-    // No trace fd in the writer's table, and no way back to the program's: a later writer
-    // shares it. (This thread is not counted by glibc and leaves without telling it.)
-    g_pidfd_getfd = false;
-    g_writer_started.store(0, std::memory_order_release);
-    // The commonest cause: the leader is leaving (its fd table goes first in the kernel's exit,
-    // then the rest), and was the program's last thread. This thread's own exit would then end
-    // the process with its status, 0, instead of the leader's (clone()'s child on a stack of
-    // its own exited 0 instead of 7 about once in a thousand runs under load: behaviour
-    // suite). Wait for the leader to be gone, up to 100 ms, and end the process as the kernel
-    // would have; what the leader recorded was flushed before it left. A leader that stays
-    // (another cause) keeps the process going, and this thread leaves as before.
-    for (int i = 0; i < 100; ++i) {
-      if (AloneWithLeaderGone())
-        RawSyscall6(SYS_exit_group, g_last_exit_code.load(std::memory_order_relaxed));
-      struct timespec ms = {0, 1'000'000};
-      RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&ms), 0);
-    }
-    RawSyscall6(SYS_exit, 0);
-  }
   if (g_nptl_nthreads == nullptr)
     WriteNote(
         "writer-thread counted by glibc (no __nptl_nthreads): a program whose main thread "
@@ -1182,9 +1208,13 @@ void* WriterMain(void*) {
   unsigned ticks = 0;
   for (;;) {
     uint32_t seen = g_wake.load(std::memory_order_acquire);
-    struct timespec ts = {0, kWriterTickNs};
-    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAIT_PRIVATE, seen,
-                reinterpret_cast<long>(&ts));
+    // A request made before `seen` was read is seen here; one made after changed g_wake.
+    if (!ServeTableRequest()) {
+      struct timespec ts = {0, kWriterTickNs};
+      RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_wake), FUTEX_WAIT_PRIVATE, seen,
+                  reinterpret_cast<long>(&ts));
+      ServeTableRequest();
+    }
     ResyncTsc();
     Service(false);
     // The main thread left without ending the process, and every other thread has left too
@@ -3084,6 +3114,41 @@ IORR_COLD void PatchBeforeThread() {
   PatchNow(nullptr, true);
 }
 
+// The program's half of the writer's move to a table of its own (see PrivateFdTable): from the
+// main thread while it is the program's only one, outside a vfork child, once per process.
+// Every signal is blocked while it waits (a handler could close or dup2); the library's own
+// system calls meanwhile are not trapped. A writer that does not take the request within 100
+// ms (not running: never scheduled, or gone) is not waited for further: the request is
+// withdrawn, unless the writer has it in hand, which then takes it a moment more.
+IORR_COLD void OwnWriterTable() {
+  if (g_writer_table_asked || !g_pidfd_getfd || t_hot.vm_child || g_uncounted_vm_task ||
+      g_writer_started.load(std::memory_order_acquire) != 1 || ProgramThreads() != 1 ||
+      Gettid() != static_cast<long>(g_pid))
+    return;
+  g_writer_table_asked = true;
+  uint64_t all = ~uint64_t{0}, old = 0;
+  RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
+              reinterpret_cast<long>(&old), sizeof(all));
+  g_writer_table_done.store(0, std::memory_order_relaxed);
+  g_table_request.store(1, std::memory_order_release);
+  Wake();
+  for (int i = 0; i < 1000 && g_writer_table_done.load(std::memory_order_acquire) == 0; ++i) {
+    int one = 1;
+    if (i == 50 && g_table_request.compare_exchange_strong(one, 0)) break;  // withdrawn
+    struct timespec ms2 = {0, 2'000'000};
+    RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_writer_table_done), FUTEX_WAIT_PRIVATE, 0,
+                reinterpret_cast<long>(&ms2));
+  }
+  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
+}
+
+// The program is about to start its first thread: the last moment for OwnWriterTable, in a
+// process that has made enough calls for it (as PatchBeforeThread).
+void OwnWriterTableBeforeThread() {
+  if (t_hot.patch_calls >= kPatchBeforeThreadCalls && !t_hot.in_handler && t_hot.depth == 0)
+    OwnWriterTable();
+}
+
 // A process whose calls all trap (a program doing its I/O through stdio alone: libc's own
 // calls, none through a wrapper) would otherwise keep dispatch for good, a trap per call
 // (200,000 fputc and fflush: 0.02 s plain, 0.33 to 0.48 s recorded at stop 27). From inside
@@ -3290,6 +3355,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   }
   if (__builtin_expect(++t_hot.patch_calls == static_cast<uint32_t>(g_patch_after), 0))
     PatchLater();
+  if (__builtin_expect(t_hot.patch_calls == kOwnTableAfterCalls, 0)) OwnWriterTable();
   t_hot.depth = 0;
   BlockSyscalls();
   errno = saved_errno;
@@ -3979,6 +4045,9 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_owner.store(0);
   t_holds_writer = false;
   g_writer_started.store(0);
+  g_table_request.store(0);
+  g_writer_table_asked = false;  // this process's writer will share its table until asked
+  t_hot.patch_calls = 0;         // (counts toward kOwnTableAfterCalls in this process)
   g_fd_move_lock.store(0);  // the parent's writer may have held it; it is not in this process
   g_writer_trace_fd = g_writer_shm_fd = g_writer_lock_fd = -1;
   g_leader_left.store(false);   // this thread is the child's main thread

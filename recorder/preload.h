@@ -411,6 +411,7 @@ int DispatchUnenteredSignal();
 bool GlibcSignalHandler(int sig, const void* handler);
 // Before the program's first thread: patched sites now, where they are still to come.
 void PatchBeforeThread();
+void OwnWriterTableBeforeThread();  // (see PrivateFdTable in preload.cc)
 // A program handler's frame begins or ends on this thread (ThreadHot::program_handlers).
 inline void ProgramHandlerBegins() {
   if (t_hot.program_handlers != ~uint32_t{0}) ++t_hot.program_handlers;

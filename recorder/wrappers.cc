@@ -1779,7 +1779,10 @@ IORR_EXPORT int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (
                                void* arg) {
   // A foreign task leaves the selector alone: it is the owner's, and the task is not armed.
   bool foreign = iorr::recorder::ForeignTask();
-  if (!foreign) iorr::recorder::PatchBeforeThread();
+  if (!foreign) {
+    iorr::recorder::PatchBeforeThread();
+    iorr::recorder::OwnWriterTableBeforeThread();
+  }
   char saved = iorr::recorder::t_hot.selector;
   if (!foreign)
     iorr::recorder::t_hot.selector = 0;  // clone3 with a new stack cannot run in a handler

@@ -639,6 +639,8 @@ long ForkLike(long nr, const long* a, bool* escaped) {
     flags = static_cast<long>(args[0]);
     stack = static_cast<long>(args[5]);
   }
+  // A process sharing this one's fd table: the writer stays in it (OwnWriterTable).
+  if ((flags & CLONE_FILES) && !(flags & CLONE_THREAD)) NoteFilesSharedTask();
   if ((flags & (kCloneVm | CLONE_SETTLS)) || stack != 0) {
     *escaped = true;
     // A task that would run on this thread's storage, or a process whose first instructions

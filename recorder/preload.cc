@@ -211,10 +211,11 @@ uint32_t g_entry = 0;
 std::atomic<int> g_exec_windows{
     0};  // threads between ExecKeepsLock(true) and (false)  // 1 + this process's entry, 0: none
 
-// The writer thread works in an fd table of its own (PrivateFdTable): the numbers of the
-// library's fds in it, which no program thread can move. A program thread moving one of the
-// library's fds in the program's table (VacateFd) holds g_fd_move_lock, so that the writer
-// copies the table with the numbers the globals say.
+// The writer thread works in an fd table of its own once it has moved (PrivateFdTable): the
+// numbers of the library's fds in it, which no program thread can move. A program thread
+// moving one of the library's fds in the program's table (VacateFd) holds g_fd_move_lock, so
+// that the writer copies the table with the numbers the globals say, and, until it moves,
+// uses them while they are the library's (InWriterTable).
 thread_local bool t_writer_thread __attribute__((tls_model("initial-exec"))) = false;
 int g_writer_trace_fd = -1, g_writer_shm_fd = -1, g_writer_lock_fd = -1;
 std::atomic<int> g_fd_move_lock{0};
@@ -1096,17 +1097,24 @@ void ServicePass(bool force) {
 // behaviour case "a closed pipe at the writer's start".)
 // So the table is made while no thread of the program can close anything: on the request of
 // the program's only thread, the main one, which waits meanwhile with every signal blocked
-// (OwnWriterTable). Waiting costs about 150 us (the writer runs on the waiting thread's CPU), a
-// process's whole life for a short one (300 processes of one call each: +0.76 ms a process
-// when every writer did it at its start), so it is asked for only where the shared table would
-// cost more: at a thread's 4096th call (kOwnTableAfterCalls), or as the program starts its
-// first thread after 200 calls. Until then, and for good in a process whose calls come from
-// several threads, the writer shares the program's table. The library's three fds are then
-// taken into the writer's emptied table through a pidfd of the process (pidfd_getfd copies an
-// fd from the table of the process's main thread, the program's); g_fd_move_lock keeps a
-// program thread from moving them meanwhile (VacateFd). Without pidfd_getfd (before Linux
-// 5.6, or a seccomp filter; probed once by iorr record), the writer shares the program's table.
-// Returns false when the writer was left with a table it cannot work in (a call failed
+// (OwnWriterTable). Waiting at every writer's start cost a short process its writer's whole
+// start (300 processes of one call each: +0.76 ms a process; 300 /bin/true under sh: +0.35 ms),
+// so it is asked for only where the shared table would cost more: at a thread's 4096th
+// recorded call (kOwnTableAfterCalls), or as the program starts its first thread after 200.
+// The wait is the writer's pass under way, if any, and the move: well under a millisecond on a
+// quiet machine, milliseconds on a loaded one. Until then the writer shares the program's
+// table, and works on the library's fds in it under g_fd_move_lock (InWriterTable), as a
+// program thread moves them under it (VacateFd). Before the program leaves the table itself
+// (unshare(CLONE_FILES) through libc, close_range with CLOSE_RANGE_UNSHARE), the writer moves
+// first: left in the old table it would keep every file of it open. It stays in the program's
+// table while the program has threads of its own (asked again 4096 calls later), and for good
+// where the move cannot be made safely: another process sharing the table (CLONE_FILES), a
+// seccomp filter (the program's may refuse or kill for close_range or pidfd_getfd), no
+// pidfd_getfd (before Linux 5.6; probed once by iorr record). (Left: a raw unshare system call,
+// unseen, leaves the writer in the old table.) The library's three fds are taken into the writer's
+// emptied table through a pidfd of the process (pidfd_getfd copies an fd from the table of the
+// process's main thread, the program's); g_fd_move_lock keeps a program thread from moving them
+// meanwhile. Returns false when the writer was left with a table it cannot work in (a call failed
 // half-way): it then goes.
 bool g_pidfd_getfd = false;  // iorr record's probe (SharedState), false after a failure here
 std::atomic<int> g_table_request{0};           // 1: OwnWriterTable waits for the writer
@@ -1192,6 +1200,19 @@ bool ServeTableRequest() {
   return false;
 }
 
+// The writer's work on the library's fds (a pass: its writes, the liveness locks it asks; a
+// note): while it shares the program's table, where a program thread may move them (VacateFd,
+// as the program dup2s onto one) or a vfork child copy them, under g_fd_move_lock, so that the
+// numbers it reads are the ones it uses (a review of stop 38: a pass's chunk written to the
+// number the program had just dup2'd its own file onto). Such a thread waits for the pass.
+template <typename F>
+void InWriterTable(F work) {
+  bool sharing = !t_writer_thread;
+  if (sharing) Lock(g_fd_move_lock);
+  work();
+  if (sharing) Unlock(g_fd_move_lock);
+}
+
 void* WriterMain(void*) {
   t_hot.done = true;
   t_hot.depth = 1;
@@ -1200,11 +1221,13 @@ void* WriterMain(void*) {
   // its own table.
   char note[96];
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
-  WriteNote(note);
+  InWriterTable([&] { WriteNote(note); });
   if (g_nptl_nthreads == nullptr)
-    WriteNote(
-        "writer-thread counted by glibc (no __nptl_nthreads): a program whose main thread "
-        "leaves with pthread_exit ends without running its exit handlers");
+    InWriterTable([] {
+      WriteNote(
+          "writer-thread counted by glibc (no __nptl_nthreads): a program whose main thread "
+          "leaves with pthread_exit ends without running its exit handlers");
+    });
   unsigned ticks = 0;
   for (;;) {
     uint32_t seen = g_wake.load(std::memory_order_acquire);
@@ -1216,7 +1239,7 @@ void* WriterMain(void*) {
       ServeTableRequest();
     }
     ResyncTsc();
-    Service(false);
+    InWriterTable([] { Service(false); });
     // The main thread left without ending the process, and every other thread has left too
     // without glibc ending it (raw exit calls, or a glibc that does not let the writer go
     // uncounted: see StartWriter). Without the writer the process would have ended here, with
@@ -1228,9 +1251,11 @@ void* WriterMain(void*) {
       int code = g_last_exit_code.load(std::memory_order_relaxed);
       char last[96];
       snprintf(last, sizeof(last), "last-thread-exit %u: status %d", g_pid, code);
-      WriteNote(last);
-      Service(true);
-      ReleaseProcessSlots();
+      InWriterTable([&] {
+        WriteNote(last);
+        Service(true);
+        ReleaseProcessSlots();
+      });
       RawSyscall6(SYS_exit_group, code);
     }
   }
@@ -3115,17 +3140,22 @@ IORR_COLD void PatchBeforeThread() {
 }
 
 // The program's half of the writer's move to a table of its own (see PrivateFdTable): from the
-// main thread while it is the program's only one, outside a vfork child, once per process.
-// Every signal is blocked while it waits (a handler could close or dup2); the library's own
-// system calls meanwhile are not trapped. A writer that does not take the request within 100
-// ms (not running: never scheduled, or gone) is not waited for further: the request is
-// withdrawn, unless the writer has it in hand, which then takes it a moment more.
-IORR_COLD void OwnWriterTable() {
-  if (g_writer_table_asked || !g_pidfd_getfd || t_hot.vm_child || g_uncounted_vm_task ||
-      g_writer_started.load(std::memory_order_acquire) != 1 || ProgramThreads() != 1 ||
-      Gettid() != static_cast<long>(g_pid))
+// main thread while it is the program's only one, outside a vfork child, once per process
+// (where it is not the time, again after as many calls). Every signal is blocked while it
+// waits (a handler could close or dup2); the library's own system calls meanwhile are not
+// trapped, so it may wait inside the SIGSYS handler too. A request the writer has not taken
+// within 100 ms (a writer not running: never scheduled, or gone) is withdrawn; one it has
+// taken is waited for, up to 2 s in all.
+bool g_files_shared = false;  // NoteFilesSharedTask
+IORR_COLD void OwnWriterTableNow() {
+  if (g_writer_table_asked || !g_pidfd_getfd || g_uncounted_vm_task || g_files_shared) return;
+  if (t_hot.vm_child || g_writer_started.load(std::memory_order_acquire) != 1 ||
+      ProgramThreads() != 1 || Gettid() != static_cast<long>(g_pid)) {
+    t_hot.table_calls = 0;  // not now: again after as many calls
     return;
+  }
   g_writer_table_asked = true;
+  if (UnderSeccomp()) return;
   uint64_t all = ~uint64_t{0}, old = 0;
   RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
               reinterpret_cast<long>(&old), sizeof(all));
@@ -3141,13 +3171,22 @@ IORR_COLD void OwnWriterTable() {
   }
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
 }
+IORR_COLD void OwnWriterTable() { OwnWriterTableNow(); }
 
 // The program is about to start its first thread: the last moment for OwnWriterTable, in a
 // process that has made enough calls for it (as PatchBeforeThread).
 void OwnWriterTableBeforeThread() {
-  if (t_hot.patch_calls >= kPatchBeforeThreadCalls && !t_hot.in_handler && t_hot.depth == 0)
-    OwnWriterTable();
+  if (t_hot.table_calls >= kPatchBeforeThreadCalls && !t_hot.in_handler && t_hot.depth == 0)
+    OwnWriterTableNow();
 }
+
+// Left behind in the table the program leaves, the writer would keep every file of it open (a
+// pipe's read end the program then closes in its new table still has a reader). Where it
+// cannot move (threads of the program's share the old table too, and hold its files anyway),
+// it stays.
+void OwnWriterTableBeforeUnshare() { OwnWriterTableNow(); }
+
+void NoteFilesSharedTask() { g_files_shared = true; }
 
 // A process whose calls all trap (a program doing its I/O through stdio alone: libc's own
 // calls, none through a wrapper) would otherwise keep dispatch for good, a trap per call
@@ -3355,7 +3394,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   }
   if (__builtin_expect(++t_hot.patch_calls == static_cast<uint32_t>(g_patch_after), 0))
     PatchLater();
-  if (__builtin_expect(t_hot.patch_calls == kOwnTableAfterCalls, 0)) OwnWriterTable();
+  if (__builtin_expect(++t_hot.table_calls == kOwnTableAfterCalls, 0)) OwnWriterTable();
   t_hot.depth = 0;
   BlockSyscalls();
   errno = saved_errno;
@@ -3936,6 +3975,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
 // close_range around the library's fds: one kernel call per piece, each recorded as the kernel
 // saw it.
 int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
+  if (flags & CLOSE_RANGE_UNSHARE) OwnWriterTableBeforeUnshare();
   unsigned own[3];
   int n = 0;
   for (int fd : {TraceFd(), SharedFd(), LockFd()})
@@ -4047,7 +4087,8 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_started.store(0);
   g_table_request.store(0);
   g_writer_table_asked = false;  // this process's writer will share its table until asked
-  t_hot.patch_calls = 0;         // (counts toward kOwnTableAfterCalls in this process)
+  t_hot.table_calls = 0;         // (counts toward kOwnTableAfterCalls in this process)
+  // g_files_shared stays: a clone(CLONE_FILES) child comes here too, and shares the table.
   g_fd_move_lock.store(0);  // the parent's writer may have held it; it is not in this process
   g_writer_trace_fd = g_writer_shm_fd = g_writer_lock_fd = -1;
   g_leader_left.store(false);   // this thread is the child's main thread

@@ -327,6 +327,7 @@ struct alignas(64) ThreadHot {
   // records on.
   uint32_t owner_tid = 0;
   uint32_t patch_calls = 0;  // calls so far, for PatchLater
+  uint32_t table_calls = 0;  // calls so far, for OwnWriterTable (reset where it declines)
   int depth = 0;  // inside the hook: 1 a call, kDepthNestable a plain call, 2 writing its event
   char selector = 0;         // Syscall User Dispatch's selector byte (SYSCALL_DISPATCH_FILTER_*)
   bool armed = false;        // dispatch is armed in this thread (dispatch.cc)
@@ -412,6 +413,11 @@ bool GlibcSignalHandler(int sig, const void* handler);
 // Before the program's first thread: patched sites now, where they are still to come.
 void PatchBeforeThread();
 void OwnWriterTableBeforeThread();  // (see PrivateFdTable in preload.cc)
+// The program is about to leave its shared fd table (unshare(CLONE_FILES), close_range with
+// CLOSE_RANGE_UNSHARE): the writer leaves it first (see PrivateFdTable in preload.cc).
+void OwnWriterTableBeforeUnshare();
+// A process that shares this one's fd table (clone with CLONE_FILES): the writer stays in it.
+void NoteFilesSharedTask();
 // A program handler's frame begins or ends on this thread (ThreadHot::program_handlers).
 inline void ProgramHandlerBegins() {
   if (t_hot.program_handlers != ~uint32_t{0}) ++t_hot.program_handlers;

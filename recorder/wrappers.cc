@@ -270,6 +270,7 @@ DECLARE_REAL(int, accept4, int, struct sockaddr*, socklen_t*, int);
 DECLARE_REAL(int, eventfd, unsigned, int);
 DECLARE_REAL(int, memfd_create, const char*, unsigned);
 DECLARE_REAL(int, bind, int, const struct sockaddr*, socklen_t);
+DECLARE_REAL(int, unshare, int);
 DECLARE_REAL(int, inotify_init);
 DECLARE_REAL(int, inotify_init1, int);
 DECLARE_REAL(int, inotify_add_watch, int, const char*, uint32_t);
@@ -340,6 +341,13 @@ IORR_EXPORT int close(int fd) {
   RECORD(int, REAL(close)(fd), close, fd);
 }
 
+// Not a call of the table: the writer leaves the program's fd table before the program does
+// (OwnWriterTableBeforeUnshare). A raw unshare system call is not seen.
+IORR_EXPORT int unshare(int flags) {
+  if ((flags & CLONE_FILES) && !iorr::recorder::ForeignTask())
+    iorr::recorder::OwnWriterTableBeforeUnshare();
+  return REAL(unshare)(flags);
+}
 IORR_EXPORT int close_range(unsigned first, unsigned last, int flags) {
   return iorr::recorder::CloseRangeKeepingOwn(first, last, flags);
 }
@@ -1527,6 +1535,9 @@ IORR_EXPORT int clone(int (*fn)(void*), void* stack, int flags, void* arg, ...) 
     if (mine) iorr::recorder::t_in_clone = was;
     return r;
   };
+  // A process sharing this one's fd table: the writer stays in it (OwnWriterTable).
+  if ((flags & CLONE_FILES) && !(flags & CLONE_THREAD) && mine)
+    iorr::recorder::NoteFilesSharedTask();
   if (!(flags & (CLONE_VM | CLONE_SETTLS | CLONE_THREAD)) && fn != nullptr) {
     CloneStart s{fn, arg, (flags & CLONE_FILES) != 0};
     Call c;

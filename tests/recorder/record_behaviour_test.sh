@@ -633,19 +633,24 @@ int main(void) {
   return 0;
 }
 C
-# The main thread gets SIGTERM while the worker, which sent it, makes its next call 300 us later:
-# unrecorded the process is gone by then; recorded, the worker waits for the death while the
-# main thread's handler flushes. (Until stop 38 the main thread set a flag for the worker, then
-# sent the signal to itself: preempted between the two for 300 us, by the writer thread under
-# load, it let the worker write; once in 3 runs at stop 37.)
+# The main thread sends itself SIGTERM; the worker, woken just before, makes its next call
+# 300 us later: unrecorded the process is gone by then; recorded, the worker waits for the death
+# while the main thread's handler flushes the worker's calls. The worker sleeps until then, so
+# that the main thread has a CPU to itself between its wake and its kill (at stop 37 the worker
+# spun meanwhile, and with the writer thread that made three runnable threads on two CPUs: a
+# main thread preempted for 300 us let the write through, once in three runs; a version in
+# which the worker sent the signal, to a main thread that had to be scheduled to take it, did
+# so 1 in 30).
 cat > lateout.c << 'C'
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+static volatile int flag;
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -654,7 +659,7 @@ static double now(void) {
 static void* worker(void* a) {
   double end = now() + 0.06;
   while (now() < end) close(open("/dev/null", O_RDONLY));  /* events for the flush */
-  syscall(SYS_tgkill, getpid(), getpid(), SIGTERM);
+  while (!flag) syscall(SYS_futex, &flag, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
   struct timespec t = {0, 300000};
   nanosleep(&t, 0);
   write(1, "late output\n", 12);
@@ -664,7 +669,12 @@ static void* worker(void* a) {
 int main(void) {
   pthread_t t;
   pthread_create(&t, 0, worker, 0);
-  for (;;) __asm__ volatile("pause");  /* running when the signal comes */
+  usleep(100000);
+  flag = 1;
+  syscall(SYS_futex, &flag, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+  kill(getpid(), SIGTERM);
+  pause();
+  return 0;
 }
 C
 if cc -O1 -pthread forkkill.c -o forkkill 2> /dev/null && cc -O1 -pthread lateout.c -o lateout 2> /dev/null; then

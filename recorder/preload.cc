@@ -1098,7 +1098,7 @@ void ServicePass(bool force) {
 // So the table is made while no thread of the program can close anything: on the request of
 // the program's only thread, the main one, which waits meanwhile with every signal blocked
 // (OwnWriterTable). Waiting at every writer's start cost a short process its writer's whole
-// start (300 processes of one call each: +0.76 ms a process; 300 /bin/true under sh: +0.35 ms),
+// start (300 processes of one call each: +0.3 to 0.4 ms a process; /bin/true under sh: +0.35 ms),
 // so it is asked for only where the shared table would cost more: at a thread's 4096th
 // recorded call (kOwnTableAfterCalls), or as the program starts its first thread after 200.
 // The wait is the writer's pass under way, if any, and the move: well under a millisecond on a

@@ -3147,7 +3147,7 @@ IORR_COLD void PatchBeforeThread() {
 // within 100 ms (a writer not running: never scheduled, or gone) is withdrawn; one it has
 // taken is waited for, up to 2 s in all.
 bool g_files_shared = false;  // NoteFilesSharedTask
-IORR_COLD void OwnWriterTableNow() {
+IORR_COLD void OwnWriterTable() {
   if (g_writer_table_asked || !g_pidfd_getfd || g_uncounted_vm_task || g_files_shared) return;
   if (t_hot.vm_child || g_writer_started.load(std::memory_order_acquire) != 1 ||
       ProgramThreads() != 1 || Gettid() != static_cast<long>(g_pid)) {
@@ -3171,20 +3171,13 @@ IORR_COLD void OwnWriterTableNow() {
   }
   RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
 }
-IORR_COLD void OwnWriterTable() { OwnWriterTableNow(); }
 
 // The program is about to start its first thread: the last moment for OwnWriterTable, in a
 // process that has made enough calls for it (as PatchBeforeThread).
 void OwnWriterTableBeforeThread() {
   if (t_hot.table_calls >= kPatchBeforeThreadCalls && !t_hot.in_handler && t_hot.depth == 0)
-    OwnWriterTableNow();
+    OwnWriterTable();
 }
-
-// Left behind in the table the program leaves, the writer would keep every file of it open (a
-// pipe's read end the program then closes in its new table still has a reader). Where it
-// cannot move (threads of the program's share the old table too, and hold its files anyway),
-// it stays.
-void OwnWriterTableBeforeUnshare() { OwnWriterTableNow(); }
 
 void NoteFilesSharedTask() { g_files_shared = true; }
 
@@ -3975,7 +3968,7 @@ bool PrepareExecEnv(char* const* envp, int64_t exec_start, char** out, int cap, 
 // close_range around the library's fds: one kernel call per piece, each recorded as the kernel
 // saw it.
 int CloseRangeKeepingOwn(unsigned first, unsigned last, int flags) {
-  if (flags & CLOSE_RANGE_UNSHARE) OwnWriterTableBeforeUnshare();
+  if (flags & CLOSE_RANGE_UNSHARE) OwnWriterTable();  // before the program leaves its table
   unsigned own[3];
   int n = 0;
   for (int fd : {TraceFd(), SharedFd(), LockFd()})

@@ -413,9 +413,12 @@ bool GlibcSignalHandler(int sig, const void* handler);
 // Before the program's first thread: patched sites now, where they are still to come.
 void PatchBeforeThread();
 void OwnWriterTableBeforeThread();  // (see PrivateFdTable in preload.cc)
-// The program is about to leave its shared fd table (unshare(CLONE_FILES), close_range with
-// CLOSE_RANGE_UNSHARE): the writer leaves it first (see PrivateFdTable in preload.cc).
-void OwnWriterTableBeforeUnshare();
+// The writer's move to an fd table of its own, where it can be made now (see PrivateFdTable
+// in preload.cc): at a thread's 4096th call, and before the program leaves its shared table
+// (unshare(CLONE_FILES), close_range with CLOSE_RANGE_UNSHARE). Left behind in the table the
+// program leaves, the writer would keep every file of it open; where it cannot move (threads
+// of the program's share the old table too, and hold its files anyway), it stays.
+void OwnWriterTable();
 // A process that shares this one's fd table (clone with CLONE_FILES): the writer stays in it.
 void NoteFilesSharedTask();
 // A program handler's frame begins or ends on this thread (ThreadHot::program_handlers).

@@ -342,10 +342,9 @@ IORR_EXPORT int close(int fd) {
 }
 
 // Not a call of the table: the writer leaves the program's fd table before the program does
-// (OwnWriterTableBeforeUnshare). A raw unshare system call is not seen.
+// (OwnWriterTable). A raw unshare system call is not seen.
 IORR_EXPORT int unshare(int flags) {
-  if ((flags & CLONE_FILES) && !iorr::recorder::ForeignTask())
-    iorr::recorder::OwnWriterTableBeforeUnshare();
+  if ((flags & CLONE_FILES) && !iorr::recorder::ForeignTask()) iorr::recorder::OwnWriterTable();
   return REAL(unshare)(flags);
 }
 IORR_EXPORT int close_range(unsigned first, unsigned last, int flags) {

@@ -2709,6 +2709,10 @@ __attribute__((constructor(102))) void Init() {
   t_hot.depth = 1;
   ResolveAllReals();
   t_hot.depth = 0;
+  uintptr_t tp;
+  asm("movq %%fs:0, %0" : "=r"(tp));
+  g_errno_tp_offset =
+      static_cast<int32_t>(reinterpret_cast<intptr_t>(&errno) - static_cast<intptr_t>(tp));
   g_on = true;
   GrowDefaultStack();
   if (getenv(kEnvReinjected)) {
@@ -3098,6 +3102,7 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
 // decoding of libc by the first process of a recording to get there).
 
 bool g_patch_from_handler = false;
+int32_t g_errno_tp_offset = 0;  // see ProgramErrno (preload.h)
 
 namespace {
 void PatchNow(uintptr_t* resume_at, bool before_thread = false);
@@ -3343,7 +3348,7 @@ void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t 
 template <class Add>
 __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (!c->on) return;
-  int saved_errno = errno;
+  int saved_errno = ProgramErrno();
   // A call begun before a fork, in a handler of the parent's, ends in the child too, whose
   // state starts afresh (depth 0: AfterForkChildOf); the parent records it. (Until stop 35 the
   // child wrote it into no state and died of SIGSEGV: review of stop 35.)
@@ -3351,7 +3356,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
     // Counted as lost: restarted (SA_RESTART), the call took effect in the child too.
     g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
     BlockSyscalls();
-    errno = saved_errno;
+    SetProgramErrno(saved_errno);
     return;
   }
   ThreadState* ts = t_hot.state;
@@ -3359,7 +3364,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
     t_hot.call = c->saved_call;
     if (c->lost) {
       t_hot.selector = c->saved_selector;
-      errno = saved_errno;
+      SetProgramErrno(saved_errno);
       return;
     }
     t_hot.depth = 2;
@@ -3370,7 +3375,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
     t_hot.call_frame = c->saved_frame;
     t_hot.depth = kDepthNestable;
     t_hot.selector = c->saved_selector;
-    errno = saved_errno;
+    SetProgramErrno(saved_errno);
     return;
   }
   t_hot.depth = 2;  // writing the event: nothing interrupting it may take the call as left
@@ -3390,7 +3395,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (__builtin_expect(++t_hot.table_calls == kOwnTableAfterCalls, 0)) OwnWriterTable();
   t_hot.depth = 0;
   BlockSyscalls();
-  errno = saved_errno;
+  SetProgramErrno(saved_errno);
 }
 
 IORR_HOT void EndCall(Call* c, CallId call, const long* kargs, long ret) {

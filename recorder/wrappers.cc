@@ -52,6 +52,7 @@ using iorr::recorder::Call;
 using iorr::recorder::CallId;
 using iorr::recorder::EndCall;
 using iorr::recorder::KernelRet;
+using iorr::recorder::ProgramErrno;
 using iorr::recorder::RawSyscall6;
 
 #define IORR_EXPORT extern "C" __attribute__((visibility("default")))
@@ -104,16 +105,16 @@ struct RegisterReal {
 // Records one call: R is the libc result type, EXPR the real call, ID the kernel call, then
 // the kernel arguments in table order. A fatal signal at the return of a system call of ID's
 // number in EXPR writes the call from the registers (AtDeath::kDecode).
-#define RECORD(R, EXPR, ID, ...)                               \
-  do {                                                         \
-    Call c_(AtDeath::kDecode, CallId::ID);                     \
-    bool on_ = BeginNestableCall(&c_);                         \
-    R r_ = EXPR;                                               \
-    if (on_) {                                                 \
-      long k_[6] = {__VA_ARGS__};                              \
-      EndCallOf<CallId::ID>(&c_, k_, KernelRet(L(r_), errno)); \
-    }                                                          \
-    return r_;                                                 \
+#define RECORD(R, EXPR, ID, ...)                                        \
+  do {                                                                  \
+    Call c_(AtDeath::kDecode, CallId::ID);                              \
+    bool on_ = BeginNestableCall(&c_);                                  \
+    R r_ = EXPR;                                                        \
+    if (on_) {                                                          \
+      long k_[6] = {__VA_ARGS__};                                       \
+      EndCallOf<CallId::ID>(&c_, k_, KernelRet(L(r_), ProgramErrno())); \
+    }                                                                   \
+    return r_;                                                          \
   } while (0)
 
 bool NeedsMode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }

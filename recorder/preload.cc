@@ -470,6 +470,29 @@ void Lock(std::atomic<int>& l, int value = 1) {
 }
 void Unlock(std::atomic<int>& l) { l.store(0, std::memory_order_release); }
 
+// Blocks the signals of `set` on the calling thread for the scope (the kernel's own mask, by the
+// raw system call: nothing of libc's), then puts the thread's mask back. `hold` false: nothing.
+class SignalsHeld {
+ public:
+  explicit SignalsHeld(uint64_t set, bool hold = true) : on_(hold) {
+    if (on_)
+      RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&set),
+                  reinterpret_cast<long>(&old_), sizeof(uint64_t));
+  }
+  ~SignalsHeld() {
+    if (on_)
+      RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old_), 0,
+                  sizeof(uint64_t));
+  }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  bool on_;
+  uint64_t old_ = 0;
+};
+constexpr uint64_t kAllSignals = ~uint64_t{0};
+
 bool NoSeccompFilter();
 
 // Under a file size limit (ulimit -f: RLIMIT_FSIZE), a write of the trace's at or past the limit
@@ -3161,9 +3184,7 @@ IORR_COLD void OwnWriterTable() {
   }
   g_writer_table_asked = true;
   if (UnderSeccomp()) return;
-  uint64_t all = ~uint64_t{0}, old = 0;
-  RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
-              reinterpret_cast<long>(&old), sizeof(all));
+  SignalsHeld held(kAllSignals);
   g_writer_table_done.store(0, std::memory_order_relaxed);
   g_table_request.store(1, std::memory_order_release);
   Wake();
@@ -3174,7 +3195,6 @@ IORR_COLD void OwnWriterTable() {
     RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_writer_table_done), FUTEX_WAIT_PRIVATE, 0,
                 reinterpret_cast<long>(&ms2));
   }
-  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
 }
 
 // The program is about to start its first thread: the last moment for OwnWriterTable, in a
@@ -3272,13 +3292,12 @@ void PatchNow(uintptr_t* resume_at, bool before_thread) {
   // No handler of the program's may run while the code is half rewritten (its libc calls would
   // run it): signals wait for the end, but for SIGSYS (a trap while it is blocked kills) and
   // those a fault raises.
-  uint64_t hold = ~(SigBit(SIGSYS) | SigBit(SIGSEGV) | SigBit(SIGBUS) | SigBit(SIGILL) |
-                    SigBit(SIGFPE) | SigBit(SIGTRAP)),
-           mask = 0;
-  RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&hold),
-              reinterpret_cast<long>(&mask), sizeof(uint64_t));
-  bool installed = PatchInstall(why, sizeof(why), resume_at);
-  RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask), 0, sizeof(uint64_t));
+  bool installed;
+  {
+    SignalsHeld held(~(SigBit(SIGSYS) | SigBit(SIGSEGV) | SigBit(SIGBUS) | SigBit(SIGILL) |
+                       SigBit(SIGFPE) | SigBit(SIGTRAP)));
+    installed = PatchInstall(why, sizeof(why), resume_at);
+  }
   if (installed) {
     DispatchDisarmThread();
     if (before_thread)
@@ -3635,12 +3654,8 @@ bool VacateFd(int fd) {
   // a handler that jumped out (siglongjmp) would leave the lock held for good. (Only the gate's
   // system calls run in between, so SIGSYS blocked cannot kill.)
   bool locking = !t_hot.vm_child;
-  uint64_t all = ~uint64_t{0}, old = 0;
-  if (locking) {
-    RawSyscall6(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&all),
-                reinterpret_cast<long>(&old), sizeof(all));
-    Lock(g_fd_move_lock);
-  }
+  SignalsHeld held(kAllSignals, locking);
+  if (locking) Lock(g_fd_move_lock);
   long moved = RawSyscall6(SYS_fcntl, fd, fd == lock ? F_DUPFD_CLOEXEC : F_DUPFD, fd + 1);
   if (moved >= 0) {
     RawSyscall6(SYS_close, fd);
@@ -3653,10 +3668,7 @@ bool VacateFd(int fd) {
     }
     if (fd == lock) lock = static_cast<int>(moved);
   }
-  if (locking) {
-    Unlock(g_fd_move_lock);
-    RawSyscall6(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&old), 0, sizeof(old));
-  }
+  if (locking) Unlock(g_fd_move_lock);
   return moved >= 0;
 }
 

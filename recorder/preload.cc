@@ -1140,6 +1140,7 @@ void ServicePass(bool force) {
 // meanwhile. Returns false when the writer was left with a table it cannot work in (a call failed
 // half-way): it then goes.
 bool g_pidfd_getfd = false;  // iorr record's probe (SharedState), false after a failure here
+std::atomic<long> g_writer_tid{0};             // the writer thread's, while it runs
 std::atomic<int> g_table_request{0};           // 1: OwnWriterTable waits for the writer
 std::atomic<uint32_t> g_writer_table_done{0};  // futex word: the writer has served the request
 bool g_writer_table_asked = false;             // once per process
@@ -1208,6 +1209,7 @@ bool ServeTableRequest() {
   // No trace fd in the writer's table, and no way back to the program's: a later writer
   // shares it. (This thread is not counted by glibc and leaves without telling it.)
   g_pidfd_getfd = false;
+  g_writer_tid.store(0, std::memory_order_release);
   g_writer_started.store(0, std::memory_order_release);
   // The leader goes on once told, and may leave through pthread_exit: this thread's own exit
   // would then end the process with its status, 0, instead of the leader's. Wait for the
@@ -1243,6 +1245,7 @@ void* WriterMain(void*) {
   // library's, PrivateFdTable's included, even when the process ends before the writer has
   // its own table.
   char note[96];
+  g_writer_tid.store(Gettid(), std::memory_order_release);
   snprintf(note, sizeof(note), "writer-thread %u %ld", g_pid, Gettid());
   InWriterTable([&] { WriteNote(note); });
   if (g_nptl_nthreads == nullptr)
@@ -1308,6 +1311,26 @@ void SetSingleThreaded(char value) {
   *g_single_libc = value;
   __libc_single_threaded = value;
 }
+
+// Whether thread `tid` has the calling thread's capabilities (effective, permitted and
+// inheritable; capget reads another thread's without privilege). They are per thread: a
+// program that raises its own effective set (capset, after PR_SET_KEEPCAPS and a setresuid,
+// as `setpriv --reuid=... --keep-groups` does) leaves the writer without them, and the next
+// id change glibc hands to every thread fails in the writer, which makes glibc abort the
+// process ("fatal inconsistency": stop 39's sweep, setpriv ended by SIGABRT recorded).
+bool SameCapabilities(long tid) {
+  struct {
+    uint32_t version;
+    int pid;
+  } self = {0x20080522, 0}, other = {0x20080522, static_cast<int>(tid)};  // version 3
+  struct {
+    uint32_t effective, permitted, inheritable;
+  } a[2], b[2];
+  return RawSyscall6(SYS_capget, reinterpret_cast<long>(&self), reinterpret_cast<long>(a)) == 0 &&
+         RawSyscall6(SYS_capget, reinterpret_cast<long>(&other), reinterpret_cast<long>(b)) == 0 &&
+         memcmp(a, b, sizeof(a)) == 0;
+}
+bool g_noted_writer_ids = false;
 }  // namespace
 
 bool BeforeSetxid(SetxidWindow* w) {
@@ -1319,6 +1342,22 @@ bool BeforeSetxid(SetxidWindow* w) {
   if (t_hot.vm_child || Foreign() || !g_single_reset.load(std::memory_order_relaxed) ||
       *g_single_libc == 0)
     return false;
+  // Nor where the writer's capabilities are not the program's (SameCapabilities): the change
+  // is then the calling thread's alone, as in the program unrecorded, and the writer keeps the
+  // ids it had (said in the trace, once).
+  long writer = g_writer_tid.load(std::memory_order_acquire);
+  if (writer != 0 && !SameCapabilities(writer)) {
+    if (g_on && !g_noted_writer_ids) {  // (not in a vfork child: above)
+      g_noted_writer_ids = true;
+      char note[200];
+      snprintf(note, sizeof(note),
+               "capture %u: the program changed its ids with capabilities its thread alone has "
+               "(capset): the writer thread keeps the ids it had",
+               g_pid);
+      WriteNote(note);
+    }
+    return false;
+  }
   // A handler's own setuid (async-signal-safe) must not come in while glibc holds its thread
   // list's lock for this one: with the flag down it would take the lock again and wait for
   // ever. Signals wait for the call's end, and so that none is needed for dispatch's traps,
@@ -4095,6 +4134,7 @@ void AfterForkChildOf(bool shared_files) {
   g_writer_owner.store(0);
   t_holds_writer = false;
   g_writer_started.store(0);
+  g_writer_tid.store(0);
   g_table_request.store(0);
   g_writer_table_asked = false;  // this process's writer will share its table until asked
   t_hot.table_calls = 0;         // (counts toward kOwnTableAfterCalls in this process)

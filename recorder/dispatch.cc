@@ -704,7 +704,10 @@ long Execve(long nr, const long* a) {
   int64_t start = on ? c.start : NowNs();
   bool ok = have_mem && PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   FlushAllAndHold();
-  NoteExecAttempt(reinterpret_cast<const char*>(a[nr == SYS_execveat ? 1 : 0]));
+  if (nr == SYS_execveat)
+    NoteExecAttempt(static_cast<int>(a[0]), reinterpret_cast<const char*>(a[1]));
+  else
+    NoteExecAttempt(AT_FDCWD, reinterpret_cast<const char*>(a[0]));
   long b[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
   if (ok) b[env_arg] = reinterpret_cast<long>(env2);
   if (ok) ExecKeepsLock(true);  // IORR_LOCK names it to the new image

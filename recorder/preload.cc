@@ -2515,7 +2515,7 @@ bool RecordExecFromEnv() {
   if (s == nullptr) return false;
   int64_t start = ParseLong(s, 0);
   Unsetenv(kEnvExecStart);
-  NoteExec("exec-ok", nullptr);
+  NoteExec("exec-ok", reinterpret_cast<const char*>(getauxval(AT_EXECFN)));
   // The old image's slots (same pid and entry): the exec's thread's holds the exec's start (its
   // call is in progress), or an earlier one (an exec made inside a call that was not recorded
   // as one: the outer call's); this thread takes it over, moving its tid straight to its own
@@ -2606,7 +2606,7 @@ bool AdoptSpawnWindow() {
     Call c;
     if (!BeginCallHolding(&c, best, start, reinterpret_cast<uintptr_t>(__builtin_frame_address(0))))
       return false;
-    NoteExec("exec-ok", nullptr);
+    NoteExec("exec-ok", reinterpret_cast<const char*>(getauxval(AT_EXECFN)));
     RecordExecAndLog(&c, start);
     return true;
   }
@@ -3598,8 +3598,20 @@ IORR_COLD void EndCallAtDeath(const ucontext_t* uc, char* selector) {
   }
 }
 
-void NoteExecAttempt(const char* path) {
-  if (g_on) NoteExec("exec-attempt", path);
+void NoteExecAttempt(int dirfd, const char* path) {
+  if (!g_on) return;
+  // As the kernel names it (fs/exec.c, alloc_bprm). (Names past 4 KiB are cut: not a path
+  // the kernel takes.)
+  char name[4160];
+  if (path == nullptr)
+    snprintf(name, sizeof(name), "?");
+  else if (dirfd == AT_FDCWD || path[0] == '/')
+    snprintf(name, sizeof(name), "%s", path);
+  else if (path[0] == 0)
+    snprintf(name, sizeof(name), "/dev/fd/%d", dirfd);
+  else
+    snprintf(name, sizeof(name), "/dev/fd/%d/%s", dirfd, path);
+  NoteExec("exec-attempt", name);
 }
 void NoteExecFailed() {
   if (g_on) NoteExec("exec-failed", nullptr);

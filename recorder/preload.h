@@ -487,8 +487,12 @@ void NoteSmallStack(size_t size);
 void GrowDefaultStack();
 
 // Notes around an exec, so that iorr record can tell which execs did not reach a recorded image
-// (static or setuid binaries): "exec-attempt PID PATH", "exec-failed PID", "exec-ok PID".
-void NoteExecAttempt(const char* path);
+// (static or setuid binaries): "exec-attempt PID FILENAME", "exec-failed PID", "exec-ok PID
+// FILENAME". FILENAME is the name the kernel gives the new image (AT_EXECFN): the path, or
+// /dev/fd/DIRFD/PATH for execveat with a relative path (/dev/fd/DIRFD for AT_EMPTY_PATH). An
+// exec-ok of another name than the pending attempt's is a later exec in the same process: the
+// attempt's image ran unrecorded (a static program that execs a dynamic one).
+void NoteExecAttempt(int dirfd, const char* path);
 // Around glibc's setuid family (setuid ... setgroups): makes it change every thread's ids, the
 // writer's too (see g_single_reset in preload.cc). True: the window is open (signals blocked
 // until AfterSetxid).

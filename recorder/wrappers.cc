@@ -916,7 +916,7 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp, bool 
   int64_t start = on ? c.start : iorr::recorder::NowNs();
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
   iorr::recorder::FlushAllAndHold();  // the new image starts with empty buffers
-  iorr::recorder::NoteExecAttempt(path);
+  iorr::recorder::NoteExecAttempt(at ? dirfd : AT_FDCWD, path);
   if (ok) iorr::recorder::ExecKeepsLock(true);  // IORR_LOCK names it to the new image
   int r = at ? REAL(execveat)(dirfd, path, argv, ok ? env2 : envp, at_flags)
              : REAL(execve)(path, argv, ok ? env2 : envp);

@@ -845,6 +845,21 @@ if printf 'int main(void) { return 3; }' | cc -static -x c - -o static_prog 2> /
   else
     ok "static child: runs unharmed, its exec noted as not recorded"
   fi
+  # A static program that execs a dynamic one in the same process (busybox's sh running
+  # /bin/cat: stop 39's sweep): the dynamic image's library said "exec-ok" for the pid, which
+  # hid that the static image ran unrecorded before it. The names differ now.
+  printf '#include <unistd.h>\nint main(int c, char** v) { (void)c; execv(v[1], v + 1); return 127; }' |
+    cc -static -x c - -o static_exec 2> /dev/null
+  timeout 60 "$iorr" record -q -o static2.iorr -- sh -c './static_exec /bin/echo hi' > static2.out 2>&1
+  if [[ $(cat static2.out) != hi ]]; then
+    fail "static child that execs a dynamic program: output $(head -c 100 static2.out)"
+  elif ! dump_has static2.iorr '^# note: escape: exec of ./static_exec by process [0-9]* (which then ran /bin/echo)'; then
+    fail "static child that execs a dynamic program: no escape note for the static image"
+  elif ! dump_has static2.iorr 'write(1, .*) = 3'; then
+    fail "static child that execs a dynamic program: the dynamic image's write is not recorded"
+  else
+    ok "static child that execs a dynamic program: the static image's exec noted as not recorded"
+  fi
 else
   echo "skip: static child (no static C library)"
 fi

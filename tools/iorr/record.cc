@@ -964,24 +964,29 @@ struct Counts {
   std::vector<std::string> unrecorded_execs;  // "PATH by process PID"
 };
 
-// Execs that reached no recorded image: an "exec-attempt PID PATH" note followed by neither
-// "exec-failed PID" nor "exec-ok PID" (a static or setuid binary, or one that dropped
-// LD_PRELOAD).
+// Execs that reached no recorded image: an "exec-attempt PID NAME" note followed by neither
+// "exec-failed PID" nor "exec-ok PID NAME" of the same NAME (a static or setuid binary, or one
+// that dropped LD_PRELOAD). An exec-ok of another name is a later exec in the same process
+// (a static program that execs a dynamic one): the attempt's image ran unrecorded in between.
+// (An exec-ok without a name, from a library before stop 39, ends any attempt.)
 std::vector<std::string> UnrecordedExecs(const std::vector<std::string>& notes) {
   std::map<std::string, std::string> pending;  // pid -> path
+  std::vector<std::string> out;
   for (const std::string& n : notes) {
     std::istringstream in(n);
-    std::string what, pid;
+    std::string what, pid, name;
     in >> what >> pid;
+    std::getline(in >> std::ws, name);
     if (what == "exec-attempt") {
-      std::string path;
-      std::getline(in >> std::ws, path);
-      pending[pid] = path;
+      pending[pid] = name;
     } else if (what == "exec-failed" || what == "exec-ok") {
-      pending.erase(pid);
+      auto it = pending.find(pid);
+      if (it == pending.end()) continue;
+      if (what == "exec-ok" && !name.empty() && name != it->second)
+        out.push_back(it->second + " by process " + pid + " (which then ran " + name + ")");
+      pending.erase(it);
     }
   }
-  std::vector<std::string> out;
   for (const auto& [pid, path] : pending) out.push_back(path + " by process " + pid);
   return out;
 }

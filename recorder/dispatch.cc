@@ -133,6 +133,15 @@ long RunRecorded(long nr, const long* a) {
   return r;
 }
 
+// A call of the table recorded with `result` instead of being made (the library's fds: EBADF).
+long RecordRefused(long nr, const long* a, long result) {
+  int tag;
+  CallOf(nr, &tag);
+  Call c(AtDeath::kGate, static_cast<CallId>(tag));
+  if (tag > 0 && BeginNestableCall(&c)) EndCall(&c, static_cast<CallId>(tag), a, result);
+  return result;
+}
+
 // A program's disposition as the kernel gets it under dispatch: a handler returns through our
 // restorer (see iorr_restore_rt), and no handler blocks SIGSYS.
 KSigaction UnderDispatch(KSigaction k) {
@@ -819,7 +828,16 @@ long CaughtCall(long nr, const long* a, ucontext_t* uc, bool* escaped, bool* res
       break;
     case SYS_dup2:
     case SYS_dup3:
+      if (IsOwnFd(a[0])) {
+        ret = RecordRefused(nr, a, -EBADF);  // the library's fds (the dup wrapper)
+        break;
+      }
       ret = VacateFd(static_cast<int>(a[1])) ? RunRecorded(nr, a) : -EBUSY;
+      break;
+    case SYS_dup:
+    case SYS_fcntl:
+    case SYS_ioctl:
+      ret = IsOwnFd(a[0]) ? RecordRefused(nr, a, -EBADF) : RunRecorded(nr, a);
       break;
     case SYS_seccomp:
     case SYS_prctl: {

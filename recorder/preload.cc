@@ -2275,6 +2275,10 @@ void NoteOwnTlsClone() {
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
 
+// Before an exit or exec's flush (below, at FlushAllAndHold).
+void HoldOtherThreads();
+bool MayHoldOthers();
+
 namespace {
 
 void AddCall(ThreadState* ts, CallId call, const long* kargs, long ret, int64_t start, int64_t end);
@@ -2872,6 +2876,10 @@ __attribute__((constructor(102))) void Init() {
 // exit_group that ends the process flushes once more (dispatch, or the _exit wrapper).
 __attribute__((destructor(101))) void Fini() {
   if (!g_on) return;
+  // Without dispatch or patched sites nothing sees the exit_group that exit() makes after this:
+  // this is the process's last flush, and the other threads are held for it (see
+  // HoldOtherThreads; in the other modes the exit_group's flush holds them).
+  if (!DispatchEnabled() && MayHoldOthers()) HoldOtherThreads();
   FlushAll();
   // Not released here without dispatch (where nothing sees the exit_group that follows):
   // other threads may still be inside calls whose events would come after a watermark that
@@ -2940,6 +2948,9 @@ int64_t NowNs() { return ReadClock<true>(); }
 // here, before its call, for the process to die (the kernel would have ended it already), or
 // for EndDeath.
 std::atomic<uint32_t> g_death_word{0};
+// The thread that holds the others before an exit or exec's flush (HoldOtherThreads), which
+// does not wait itself.
+std::atomic<long> g_holding_tid{0};
 thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = false;
 // The handler that flushed has returned, leaving the signal to kill the process
 // (DeathHandlerReturned): a process still alive well after that lived on (a tracer dropped the
@@ -2947,7 +2958,10 @@ thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = 
 std::atomic<bool> g_death_returned{false};
 void DeathHandlerReturned() { g_death_returned.store(true, std::memory_order_release); }
 IORR_COLD void ParkForDeath() {
-  if (t_writer_thread) return;
+  // (A vfork child is a process of its own: its parent's end does not end it.)
+  if (t_writer_thread || t_hot.vm_child) return;
+  long holder = g_holding_tid.load(std::memory_order_relaxed);
+  if (holder != 0 && holder == Gettid()) return;
   if (t_flushing_death) {  // this thread's fatal signal did not end the process after all
     EndDeath();
     return;
@@ -3124,6 +3138,21 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
   return true;
 }
 
+// The call just announced waits for the process's end after all (see the end of BeginCallAt):
+// announced no more, it waits, then begins again if the process lives on. The thread that holds
+// the others, or flushes for a fatal signal, goes on.
+IORR_COLD bool WithdrawForDeath(Call* c, ThreadState* ts, uintptr_t frame, int depth) {
+  long holder = g_holding_tid.load(std::memory_order_relaxed);
+  if (t_flushing_death || t_writer_thread || t_hot.vm_child || (holder != 0 && holder == Gettid()))
+    return true;
+  ts->slot->in_call_since.store(kNever, std::memory_order_release);
+  c->on = false;
+  t_hot.depth = 0;
+  BlockSyscalls();
+  ParkForDeath();
+  return BeginCallAt(c, frame, depth);
+}
+
 IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
   if (__builtin_expect(g_dying.load(std::memory_order_relaxed), 0)) ParkForDeath();
   // (A vfork child goes on when its parent's process ends: the release is the parent's.)
@@ -3156,6 +3185,11 @@ IORR_HOT bool BeginCallAt(Call* c, uintptr_t frame, int depth) {
   AllowSyscalls();  // the real libc function runs natively; this call records it
   c->on = true;
   c->start = AnnounceCall(ts);
+  // A hold of the other threads for an exit or exec (HoldOtherThreads) that began between the
+  // check above and the announcement may have missed this call: the fence in AnnounceCall and
+  // the holder's HeavyFence make one of the two see the other.
+  if (__builtin_expect(g_dying.load(std::memory_order_relaxed), 0))
+    return WithdrawForDeath(c, ts, frame, depth);
   return true;
 }
 
@@ -3751,7 +3785,81 @@ void FlushAll() {
   Service(true);
 }
 
+// The other threads' calls when the process ends (exit_group) or execs (which ends every other
+// thread): unrecorded, a call another thread is making goes on to take effect (its data reaches
+// the file) until the kernel ends the thread, and the threads between calls may start more;
+// recorded, those events came after the last flush and were lost, the trace still complete
+// (stop 39's sweep: three threads writing 8 bytes at a time, 2 to 11 writes of about 1,880 in
+// the files not in the trace at the main thread's exit(), 300 to 1,000 of 56,000 at a thread's
+// exec). Before that flush, as for a fatal signal (FlushBeforeDeath), the other threads' next
+// calls wait (ParkForDeath), and a call under way is waited for while its thread runs or waits
+// uninterruptibly (the kernel's kill lets such a call finish): not one asleep in an
+// interruptible wait (a read of an empty pipe, which the kill ends unrecorded as it does
+// unrecorded), and kHoldMaxNs in all. Where /proc does not say, while the call is younger than
+// kHoldFreshNs. After a failed exec, ReleaseOtherThreads.
+constexpr int64_t kHoldFreshNs = 2'000'000, kHoldMaxNs = 50'000'000;
+// A thread's scheduler state as /proc shows it ('R', 'S', 'D', ...), 0 where it cannot be read.
+char ThreadRunState(uint32_t tid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
+  long fd = RawSyscall6(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  long n = RawSyscall6(SYS_read, fd, reinterpret_cast<long>(buf), sizeof(buf) - 1);
+  RawSyscall6(SYS_close, fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char* end = strrchr(buf, ')');  // the name may hold anything but ends the field
+  return end != nullptr && end[1] == ' ' ? end[2] : 0;
+}
+void HoldOtherThreads() {
+  if (g_dying.load(std::memory_order_acquire)) return;  // a fatal signal's flush holds them
+  if (ProgramThreads() == 1) return;  // no other thread of the program's (glibc counts them)
+  g_holding_tid.store(Gettid(), std::memory_order_relaxed);
+  g_dying.store(true, std::memory_order_seq_cst);
+  // The other half of the fence after a call's announcement (BeginCallAt): a thread that read
+  // g_dying before this store has announced its call by now, or reads it after.
+  if (!HeavyFence()) {
+    struct timespec settle = {0, 200'000};  // (real fences from now on; an earlier light one)
+    RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&settle), 0);
+  }
+  ThreadState* self = t_hot.state;
+  int64_t from = NowNs();
+  for (int i = 0, used = g_threads_used.load(std::memory_order_acquire); i < used; ++i) {
+    ThreadState* ts = g_threads[i].load(std::memory_order_acquire);
+    // (Not a vfork child's: a process of its own, which goes on.)
+    if (ts == nullptr || ts == self || ts->slot == nullptr || ts->pid != g_pid) continue;
+    for (;;) {
+      int64_t since = ts->slot->in_call_since.load(std::memory_order_acquire);
+      int64_t now = NowNs();
+      if (since == kNever || now - from > kHoldMaxNs) break;
+      char state = ThreadRunState(ts->tid);
+      if (state == 'S' || state == 'T' || state == 't' || state == 'Z' || state == 'X' ||
+          (state == 0 && now - since > kHoldFreshNs))
+        break;
+      struct timespec pause = {0, 20'000};
+      RawSyscall6(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+    }
+  }
+}
+void ReleaseOtherThreads() {
+  if (g_holding_tid.load(std::memory_order_relaxed) == 0 ||
+      g_holding_tid.load(std::memory_order_relaxed) != Gettid())
+    return;
+  g_holding_tid.store(0, std::memory_order_relaxed);
+  g_dying.store(false, std::memory_order_release);
+  g_death_word.fetch_add(1, std::memory_order_release);
+  RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
+// Not in a vfork child (the other threads are its parent's, which go on), nor in a task of
+// another process on this memory, nor where this thread holds the writer already.
+bool MayHoldOthers() {
+  return g_on && !t_hot.vm_child && !t_holds_writer && !Foreign() &&
+         RawSyscall6(SYS_getpid) == static_cast<long>(g_pid);
+}
+
 void FlushAllAndHold() {
+  if (MayHoldOthers()) HoldOtherThreads();
   FlushAll();
   if (!g_on || t_hot.vm_child || t_holds_writer || Foreign()) return;
   // Not in a task of another process on this memory (a raw clone(CLONE_VM) child, which the
@@ -3765,6 +3873,7 @@ void FlushAllAndHold() {
 }
 
 void ReleaseHeldWriter() {
+  ReleaseOtherThreads();
   if (!t_holds_writer || Foreign()) return;  // held by the storage's owner, if at all
   t_holds_writer = false;
   g_writer_owner.store(0, std::memory_order_release);

@@ -710,8 +710,21 @@ IORR_EXPORT int utime(const char* p, const struct utimbuf* t) {
 
 // ---- fd table, cwd ----
 
-IORR_EXPORT int dup(int fd) { RECORD(int, REAL(dup)(fd), dup, fd); }
+// The library's fds are not the program's: unrecorded those numbers are not open, and a call
+// on one gets EBADF (bash probes an fd with F_GETFD before it redirects onto it, and saved and
+// restored what it found there: `exec 4066>b.txt; echo two >&4066` wrote into the recorder's
+// file, found by stop 39's sweep). Besides close (told it closed: see close) and these, a call
+// on them still acts on the library's file.
+int OwnFdRefused() {
+  errno = EBADF;
+  return -1;
+}
+IORR_EXPORT int dup(int fd) {
+  if (iorr::recorder::IsOwnFd(fd)) RECORD(int, OwnFdRefused(), dup, fd);
+  RECORD(int, REAL(dup)(fd), dup, fd);
+}
 IORR_EXPORT int dup2(int a, int b) {
+  if (iorr::recorder::IsOwnFd(a)) RECORD(int, OwnFdRefused(), dup2, a, b);
   if (a != b && !iorr::recorder::VacateFd(b)) {
     errno = EBUSY;
     return -1;
@@ -719,6 +732,7 @@ IORR_EXPORT int dup2(int a, int b) {
   RECORD(int, REAL(dup2)(a, b), dup2, a, b);
 }
 IORR_EXPORT int dup3(int a, int b, int fl) {
+  if (iorr::recorder::IsOwnFd(a)) RECORD(int, OwnFdRefused(), dup3, a, b, fl);
   if (!iorr::recorder::VacateFd(b)) {
     errno = EBUSY;
     return -1;
@@ -735,20 +749,21 @@ IORR_EXPORT int dup3(int a, int b, int fl) {
     va_end(ap);              \
   }
 
+// (The library's fds: EBADF, as for dup above; they stay open across exec whatever the program
+// marks.)
 IORR_EXPORT int fcntl(int fd, int cmd, ...) {
   VA_POINTER(cmd);
-  // The trace's fds must stay open across exec: the program is told it marked them.
-  if (cmd == F_SETFD && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, fcntl, fd, cmd, L(arg));
+  if (iorr::recorder::IsOwnFd(fd)) RECORD(int, OwnFdRefused(), fcntl, fd, cmd, L(arg));
   RECORD(int, REAL(fcntl)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
 }
 IORR_EXPORT int fcntl64(int fd, int cmd, ...) {
   VA_POINTER(cmd);
-  if (cmd == F_SETFD && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, fcntl, fd, cmd, L(arg));
+  if (iorr::recorder::IsOwnFd(fd)) RECORD(int, OwnFdRefused(), fcntl, fd, cmd, L(arg));
   RECORD(int, REAL(fcntl64)(fd, cmd, arg), fcntl, fd, cmd, L(arg));
 }
 IORR_EXPORT int ioctl(int fd, unsigned long req, ...) {
   VA_POINTER(req);
-  if (req == FIOCLEX && iorr::recorder::IsOwnFd(fd)) RECORD(int, 0, ioctl, fd, L(req), L(arg));
+  if (iorr::recorder::IsOwnFd(fd)) RECORD(int, OwnFdRefused(), ioctl, fd, L(req), L(arg));
   RECORD(int, REAL(ioctl)(fd, req, arg), ioctl, fd, L(req), L(arg));
 }
 IORR_EXPORT int chdir(const char* p) { RECORD(int, REAL(chdir)(p), chdir, L(p)); }
@@ -1622,12 +1637,16 @@ IORR_EXPORT long syscall(long nr, ...) {
   if (nr == SYS_close_range)
     return iorr::recorder::CloseRangeKeepingOwn(
         static_cast<unsigned>(a[0]), static_cast<unsigned>(a[1]), static_cast<int>(a[2]));
+  if ((nr == SYS_fcntl || nr == SYS_ioctl || nr == SYS_dup || nr == SYS_dup2 || nr == SYS_dup3) &&
+      iorr::recorder::IsOwnFd(a[0])) {
+    errno = EBADF;  // (the library's fds: see dup)
+    return -1;
+  }
   if ((nr == SYS_dup2 || nr == SYS_dup3) && a[0] != a[1] &&
       !iorr::recorder::VacateFd(static_cast<int>(a[1]))) {
     errno = EBUSY;
     return -1;
   }
-  if (nr == SYS_fcntl && iorr::recorder::IsOwnFd(a[0]) && a[1] == F_SETFD) return 0;
   if (nr == SYS_rt_sigaction) {  // the old handler as the program set it (above)
     long r = REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (r == 0 && a[2] != 0) {

@@ -3116,6 +3116,7 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
     // counted again by the trap of its system call (the handler runs at BLOCK there since
     // stop 35: iorr_handler_entry).
     g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
+    g_shared->handler_calls_lost.fetch_add(1, std::memory_order_relaxed);
     c->lost = true;
     c->start = ReadClock<true>();  // (an exec's wrapper takes it for its window)
     AllowSyscalls();

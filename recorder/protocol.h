@@ -154,7 +154,10 @@ struct SharedState {
   // and its write are one step for every process (WriteAll in preload.cc): the pid of the
   // process taking it, 0 when free.
   std::atomic<uint32_t> append_lock;
-  uint32_t reserved[5];
+  // Calls of signal handlers that came while the library was at work on their thread (writing
+  // an event, an exec, a spawn): counted among dropped_events too, and named in a note.
+  std::atomic<uint32_t> handler_calls_lost;
+  uint32_t reserved[4];
   ThreadSlot slot[kSharedSlots];
   std::atomic<uint32_t> proc_pid[kSharedProcs];  // 0: free entry
   PatchCache patch;

@@ -1423,6 +1423,7 @@ int Run(const Options& o) {
   uint32_t escapes = shared->escapes.load();
   uint32_t unwatched_runs = shared->unwatched_handler_runs.load();
   uint32_t unentered = shared->unentered_handlers.load();
+  uint32_t handler_lost = shared->handler_calls_lost.load();
   if (!left.empty()) {
     // After the main command's exit: their calls from about the writers' last flush (up to
     // 100 ms before) on are not in the trace.
@@ -1472,6 +1473,24 @@ int Run(const Options& o) {
     } catch (const Error&) {
     }
     ++escapes;
+  }
+  // What the lost events were (the end record counts them; the warning points at the notes).
+  if (dropped != 0) {
+    std::string what = "lost: " + std::to_string(dropped) + " events could not be stored";
+    if (handler_lost != 0)
+      what += "; " + std::to_string(std::min<uint64_t>(handler_lost, dropped)) +
+              " of them calls of signal handlers that came while the recorder was at work on "
+              "their thread (writing an event, an exec, a spawn), which it cannot record";
+    if (dropped > handler_lost)
+      what += "; " + std::to_string(dropped - handler_lost) +
+              (handler_lost != 0 ? " others" : " of them") +
+              ": a thread's ring full where it could not wait for the writer (inside a signal "
+              "handler, a vfork child), an event too large to store, a vfork child killed while "
+              "writing its events, or a call begun before a fork and ended in the child";
+    try {
+      WriteNote(fd, what, o.trace);
+    } catch (const Error&) {
+    }
   }
   trace::EndRecord end{c.events, c.chunks, dropped,
                        (dropped != 0 || write_errors != 0 || c.problem) ? 1u : 0u};

@@ -72,9 +72,63 @@ struct Live {
   }
 };
 
+// A process's recorded fds, by number. The calls come in effect order, which across threads is
+// start order, but the kernel hands out a new fd's number late in its call: thread A's open that
+// returns 3 can start before thread B opens, uses and closes its own 3, and end after (A was
+// preempted for milliseconds). Issued first, A's open had its number taken over by B's, and
+// B's close dropped it: A's later calls on 3 were skipped as unknown, or went to B's file (stop
+// 39's sweep: a Python job of three I/O threads and 150 forks, 57,255 mismatches in 1 replay of
+// 3). So an fd counts from its call's recorded end, and a number may stand for two fds for a
+// while: a call gets the one that counts from latest at or before its start, else the earliest.
+class FdTable {
+ public:
+  // The live fd recorded as `fd` for a call that started at `at`; empty if none.
+  std::shared_ptr<Live> Get(int64_t fd, int64_t at) const {
+    auto it = fds_.find(fd);
+    return it == fds_.end() ? nullptr : it->second[Pick(it->second, at)].live;
+  }
+  // `fd` made by a call from `start` to `end`: it replaces what counted from before the call
+  // began (a number is free when an fd is made), and leaves one a call under way then made.
+  void Set(int64_t fd, std::shared_ptr<Live> l, int64_t start, int64_t end) {
+    std::vector<Gen>& v = fds_[fd];
+    std::erase_if(v, [&](const Gen& g) { return g.from <= start; });
+    v.push_back({std::move(l), end});
+  }
+  // The close of `fd` by a call that started at `at`: the fd it gets, taken out; empty if none.
+  std::shared_ptr<Live> Take(int64_t fd, int64_t at) {
+    auto it = fds_.find(fd);
+    if (it == fds_.end()) return nullptr;
+    std::vector<Gen>& v = it->second;
+    size_t i = Pick(v, at);
+    std::shared_ptr<Live> l = std::move(v[i].live);
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+    if (v.empty()) fds_.erase(it);
+    return l;
+  }
+  void Forget(int64_t fd) { fds_.erase(fd); }
+  void ForgetRange(int64_t lo, int64_t hi) {
+    std::erase_if(fds_, [&](const auto& kv) { return kv.first >= lo && kv.first <= hi; });
+  }
+
+ private:
+  struct Gen {
+    std::shared_ptr<Live> live;
+    int64_t from;  // the recorded end of the call that made it
+  };
+  static size_t Pick(const std::vector<Gen>& v, int64_t at) {
+    size_t best = v.size(), earliest = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i].from <= at && (best == v.size() || v[i].from > v[best].from)) best = i;
+      if (v[i].from < v[earliest].from) earliest = i;
+    }
+    return best != v.size() ? best : earliest;
+  }
+  std::unordered_map<int64_t, std::vector<Gen>> fds_;  // (one entry but for such overlaps)
+};
+
 struct Proc {
   std::string cwd;
-  std::unordered_map<int64_t, std::shared_ptr<Live>> fds;
+  FdTable fds;
   // The recorded process's umask: inherited at fork, set by umask(). The replayer's own is 0
   // while it replays (Run), so that each creation is given mode & ~umask explicitly: one
   // process umask shared by every recorded process gave files other modes ("umask(): recorded
@@ -428,19 +482,16 @@ void Engine::Replay(const Event& e, int64_t* latency) {
     if (!s.empty() && s[0] == '/') {
       base.clear();
     } else if (dir_idx >= 0 && e.args[dir_idx].i != AT_FDCWD) {
-      auto it = p.fds.find(e.args[dir_idx].i);
-      if (it == p.fds.end()) {
+      std::shared_ptr<Live> dir = p.fds.Get(e.args[dir_idx].i, e.start_ns);
+      if (dir == nullptr) {
         bad = true;
         return {};
       }
-      base = it->second->path;
+      base = dir->path;
     }
     return Normalize(Compose(base, s));
   };
-  auto live = [&](int idx) -> Live* {
-    auto it = p.fds.find(e.args[idx].i);
-    return it == p.fds.end() ? nullptr : it->second.get();
-  };
+  auto live = [&](int idx) -> Live* { return p.fds.Get(e.args[idx].i, e.start_ns).get(); };
   auto check_path = [&](const std::string& n) {
     if (nul) {
       Skip("path with a NUL byte (refused)");
@@ -526,7 +577,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
                     : IsPseudo(n) ? "pseudo file system (/proc, /sys, /dev)"
                                   : "outside --only";
           l->path = n;
-          p.fds[e.ret] = l;
+          p.fds.Set(e.ret, l, e.start_ns, e.end_ns);
         }
         return;
       }
@@ -552,26 +603,22 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         auto l = std::make_shared<Live>();
         l->fd = fd;
         l->path = n;
-        p.fds[e.ret] = l;
+        p.fds.Set(e.ret, l, e.start_ns, e.end_ns);
       } else if (fd >= 0) {
         ::close(fd);
       }
       break;
     }
     case CallId::close: {
-      auto it = p.fds.find(e.args[0].i);
-      if (it == p.fds.end()) return Skip("fd not opened by the trace (inherited or unknown)");
-      std::shared_ptr<Live> closing = std::move(it->second);
-      p.fds.erase(it);
+      std::shared_ptr<Live> closing = p.fds.Take(e.args[0].i, e.start_ns);
+      if (closing == nullptr) return Skip("fd not opened by the trace (inherited or unknown)");
       begin();
       closing.reset();  // the live fd closes with its last recorded fd
       end(0);
       break;
     }
     case CallId::close_range: {
-      for (auto it = p.fds.begin(); it != p.fds.end();)
-        it = (it->first >= e.args[0].i && it->first <= e.args[1].i) ? p.fds.erase(it)
-                                                                   : std::next(it);
+      p.fds.ForgetRange(e.args[0].i, e.args[1].i);
       return Skip("close_range (applied to the fd map)");
     }
     case CallId::dup:
@@ -580,21 +627,21 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       // (A copy of an fd the trace did not open is one too: the target loses what it named.
       // A shell's `echo hi > a` restores its inherited stdout with dup2(11, 1), which left fd 1
       // naming a, and cat's copy_file_range to its stdout was replayed into a.)
-      auto it = p.fds.find(e.args[0].i);
-      if (e.ret >= 0 && it != p.fds.end())
-        p.fds[e.ret] = it->second;
+      std::shared_ptr<Live> from = p.fds.Get(e.args[0].i, e.start_ns);
+      if (e.ret >= 0 && from != nullptr)
+        p.fds.Set(e.ret, from, e.start_ns, e.end_ns);
       else if (e.ret >= 0 && e.ret != e.args[0].i)
-        p.fds.erase(e.ret);
+        p.fds.Forget(e.ret);
       return Skip("dup (applied to the fd map)");
     }
     case CallId::fcntl: {
       int64_t cmd = e.args[1].i;
       if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && e.ret >= 0) {
-        auto it = p.fds.find(e.args[0].i);
-        if (it != p.fds.end())
-          p.fds[e.ret] = it->second;
+        std::shared_ptr<Live> from = p.fds.Get(e.args[0].i, e.start_ns);
+        if (from != nullptr)
+          p.fds.Set(e.ret, from, e.start_ns, e.end_ns);
         else
-          p.fds.erase(e.ret);
+          p.fds.Forget(e.ret);
       }
       if (cmd != F_SETFL) return Skip("fcntl (applied to the fd map)");
       // F_SETFL changes how the file's later calls go (dd oflag=direct turns O_DIRECT off for
@@ -759,10 +806,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       // Both held while the lock is released: another thread's close of either (ordered after
       // this call, but a review's race had one free the source under an emulated copy) cannot
       // free them or let the fd number be reused meanwhile.
-      auto ref = [&](int64_t fd) {
-        auto it = p.fds.find(fd);
-        return it == p.fds.end() ? std::shared_ptr<Live>() : it->second;
-      };
+      auto ref = [&](int64_t fd) { return p.fds.Get(fd, e.start_ns); };
       std::shared_ptr<Live> out_ref = ref(e.args[0].i), in_ref = ref(e.args[2].i);
       Live* out = out_ref.get();
       Live* in = in_ref.get();
@@ -1164,7 +1208,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
         for (int64_t fd : {pair & 0xffffffff, (pair >> 32) & 0xffffffff}) {
           auto l = std::make_shared<Live>();
           l->not_file = true;
-          p.fds[fd] = l;
+          p.fds.Set(fd, l, e.start_ns, e.end_ns);
         }
       }
       return Skip("not a file (pipe, socket, ...)");
@@ -1180,7 +1224,7 @@ void Engine::Replay(const Event& e, int64_t* latency) {
       if (e.ret >= 0) {
         auto l = std::make_shared<Live>();
         l->not_file = true;
-        p.fds[e.ret] = l;
+        p.fds.Set(e.ret, l, e.start_ns, e.end_ns);
       }
       return Skip("not a file (pipe, socket, ...)");
     }

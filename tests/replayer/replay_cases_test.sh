@@ -369,5 +369,30 @@ for threads in one per-thread; do
   else fail "FIFO between two processes ($threads): $(mismatches fifo)"; fi
 done
 
+# An fd number reused while another thread's open of it was under way (stop 39's sweep): thread
+# 101's openat returns 3 at its end, after thread 102 opened, wrote and closed its own 3. Issued
+# first, 101's open had its number taken over and dropped by 102's: 101's write and lseek were
+# skipped as "fd not opened by the trace" (a.dat empty, 0 mismatches), or went to the other file.
+cat > fdreuse.jsonl << JSON
+$header
+{"pid":100,"tid":101,"call":"openat","start_ns":1000,"end_ns":9000,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"a.dat","flags":"O_WRONLY|O_CREAT|O_TRUNC","mode":420}}
+{"pid":100,"tid":102,"call":"openat","start_ns":2000,"end_ns":2100,"ret":3,"errno":null,"args":{"dirfd":"AT_FDCWD","path":"b.dat","flags":"O_WRONLY|O_CREAT|O_TRUNC","mode":420}}
+{"pid":100,"tid":102,"call":"write","start_ns":2200,"end_ns":2300,"ret":10,"errno":null,"args":{"fd":3,"count":10}}
+{"pid":100,"tid":102,"call":"close","start_ns":2400,"end_ns":2500,"ret":0,"errno":null,"args":{"fd":3}}
+{"pid":100,"tid":101,"call":"write","start_ns":9500,"end_ns":9600,"ret":100,"errno":null,"args":{"fd":3,"count":100}}
+{"pid":100,"tid":101,"call":"lseek","start_ns":9700,"end_ns":9800,"ret":100,"errno":null,"args":{"fd":3,"offset":0,"whence":"SEEK_CUR"}}
+{"pid":100,"tid":101,"call":"close","start_ns":9900,"end_ns":9950,"ret":0,"errno":null,"args":{"fd":3}}
+JSON
+for threads in one per-thread; do
+  replay_jsonl fdreuse "root-fdreuse-$threads" --threads "$threads"
+  sizes="$(stat -c %s "root-fdreuse-$threads/w/a.dat" "root-fdreuse-$threads/w/b.dat" 2> /dev/null | tr '\n' ' ')"
+  replayed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replayed"])' fdreuse.json 2> /dev/null)
+  if zero fdreuse && [[ $sizes == "100 10 " && $replayed == 7 ]]; then
+    ok "an fd number reused during another thread's open ($threads): sizes 100 and 10, 7 of 7 replayed"
+  else
+    fail "an fd number reused during another thread's open ($threads): sizes '$sizes', $replayed replayed, $(mismatches fdreuse)"
+  fi
+done
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1330,7 +1330,11 @@ bool SameCapabilities(long tid) {
          RawSyscall6(SYS_capget, reinterpret_cast<long>(&other), reinterpret_cast<long>(b)) == 0 &&
          memcmp(a, b, sizeof(a)) == 0;
 }
-bool g_noted_writer_ids = false;
+// Set once the writer was left out of an id change: its ids may differ from the program's from
+// then on, and a later change the program's thread fails could succeed in the writer, or the
+// reverse (setgid(0) after such a change: glibc aborted), whatever their capabilities: every
+// later change is the calling thread's alone. A fork child's writer starts with its ids.
+bool g_writer_ids_apart = false;
 }  // namespace
 
 bool BeforeSetxid(SetxidWindow* w) {
@@ -1342,13 +1346,14 @@ bool BeforeSetxid(SetxidWindow* w) {
   if (t_hot.vm_child || Foreign() || !g_single_reset.load(std::memory_order_relaxed) ||
       *g_single_libc == 0)
     return false;
-  // Nor where the writer's capabilities are not the program's (SameCapabilities): the change
-  // is then the calling thread's alone, as in the program unrecorded, and the writer keeps the
-  // ids it had (said in the trace, once).
+  // Nor where the writer's capabilities are not the program's (SameCapabilities), nor ever
+  // after that (g_writer_ids_apart): the change is then the calling thread's alone, as in the
+  // program unrecorded, and the writer keeps the ids it had (said in the trace, once).
+  if (g_writer_ids_apart) return false;
   long writer = g_writer_tid.load(std::memory_order_acquire);
   if (writer != 0 && !SameCapabilities(writer)) {
-    if (g_on && !g_noted_writer_ids) {  // (not in a vfork child: above)
-      g_noted_writer_ids = true;
+    g_writer_ids_apart = true;
+    if (g_on) {  // (not in a vfork child: above)
       char note[200];
       snprintf(note, sizeof(note),
                "capture %u: the program changed its ids with capabilities its thread alone has "
@@ -2275,8 +2280,8 @@ void NoteOwnTlsClone() {
 template <class Add>
 void EndCallWith(Call* c, Add&& add);
 
-// Before an exit or exec's flush (below, at FlushAllAndHold).
-void HoldOtherThreads();
+// Before an exit or exec's flush (below, at FlushAllAndHold); bound_ns: it ends by itself then.
+void HoldOtherThreads(int64_t bound_ns);
 bool MayHoldOthers();
 
 namespace {
@@ -2879,7 +2884,9 @@ __attribute__((destructor(101))) void Fini() {
   // Without dispatch or patched sites nothing sees the exit_group that exit() makes after this:
   // this is the process's last flush, and the other threads are held for it (see
   // HoldOtherThreads; in the other modes the exit_group's flush holds them).
-  if (!DispatchEnabled() && MayHoldOthers()) HoldOtherThreads();
+  // Destructors run after this one (a library's set up before this library), and may need a
+  // lock a parked thread holds: there the hold ends by itself after 100 ms.
+  if (!DispatchEnabled() && MayHoldOthers()) HoldOtherThreads(100'000'000);
   FlushAll();
   // Not released here without dispatch (where nothing sees the exit_group that follows):
   // other threads may still be inside calls whose events would come after a watermark that
@@ -2951,6 +2958,14 @@ std::atomic<uint32_t> g_death_word{0};
 // The thread that holds the others before an exit or exec's flush (HoldOtherThreads), which
 // does not wait itself.
 std::atomic<long> g_holding_tid{0};
+// When such a hold ends by itself (NowNs), 0 for never: the hold at the destructors' flush in
+// PLT-only recording (Fini), after which code still runs (a library's destructor, run later,
+// that takes a lock a parked thread holds waited for ever: review of stop 39).
+std::atomic<int64_t> g_hold_until{0};
+bool HoldExpired() {
+  int64_t until = g_hold_until.load(std::memory_order_acquire);
+  return until != 0 && NowNs() >= until;
+}
 thread_local bool t_flushing_death __attribute__((tls_model("initial-exec"))) = false;
 // The handler that flushed has returned, leaving the signal to kill the process
 // (DeathHandlerReturned): a process still alive well after that lived on (a tracer dropped the
@@ -2969,7 +2984,7 @@ IORR_COLD void ParkForDeath() {
   int returned_for = 0;  // 100 ms waits that ended with the handler returned
   for (;;) {
     uint32_t word = g_death_word.load(std::memory_order_acquire);
-    if (!g_dying.load(std::memory_order_acquire)) return;
+    if (!g_dying.load(std::memory_order_acquire) || HoldExpired()) return;
     if (returned_for >= 2) {
       EndDeath();
       return;
@@ -3144,7 +3159,8 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
 // the others, or flushes for a fatal signal, goes on.
 IORR_COLD bool WithdrawForDeath(Call* c, ThreadState* ts, uintptr_t frame, int depth) {
   long holder = g_holding_tid.load(std::memory_order_relaxed);
-  if (t_flushing_death || t_writer_thread || t_hot.vm_child || (holder != 0 && holder == Gettid()))
+  if (t_flushing_death || t_writer_thread || t_hot.vm_child || HoldExpired() ||
+      (holder != 0 && holder == Gettid()))
     return true;
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   c->on = false;
@@ -3812,10 +3828,12 @@ char ThreadRunState(uint32_t tid) {
   const char* end = strrchr(buf, ')');  // the name may hold anything but ends the field
   return end != nullptr && end[1] == ' ' ? end[2] : 0;
 }
-void HoldOtherThreads() {
+void HoldOtherThreads(int64_t bound_ns) {
   if (g_dying.load(std::memory_order_acquire)) return;  // a fatal signal's flush holds them
-  if (ProgramThreads() == 1) return;  // no other thread of the program's (glibc counts them)
+  int threads = ProgramThreads();  // glibc counts them (0 once the main thread has left too)
+  if (threads == 0 || threads == 1) return;  // no other thread of the program's
   g_holding_tid.store(Gettid(), std::memory_order_relaxed);
+  g_hold_until.store(bound_ns != 0 ? NowNs() + bound_ns : 0, std::memory_order_release);
   g_dying.store(true, std::memory_order_seq_cst);
   // The other half of the fence after a call's announcement (BeginCallAt): a thread that read
   // g_dying before this store has announced its call by now, or reads it after.
@@ -3847,6 +3865,7 @@ void ReleaseOtherThreads() {
       g_holding_tid.load(std::memory_order_relaxed) != Gettid())
     return;
   g_holding_tid.store(0, std::memory_order_relaxed);
+  g_hold_until.store(0, std::memory_order_release);
   g_dying.store(false, std::memory_order_release);
   g_death_word.fetch_add(1, std::memory_order_release);
   RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
@@ -3860,7 +3879,7 @@ bool MayHoldOthers() {
 }
 
 void FlushAllAndHold() {
-  if (MayHoldOthers()) HoldOtherThreads();
+  if (MayHoldOthers()) HoldOtherThreads(0);
   FlushAll();
   if (!g_on || t_hot.vm_child || t_holds_writer || Foreign()) return;
   // Not in a task of another process on this memory (a raw clone(CLONE_VM) child, which the
@@ -4257,6 +4276,13 @@ void AfterForkChildOf(bool shared_files) {
   t_holds_writer = false;
   g_writer_started.store(0);
   g_writer_tid.store(0);
+  g_writer_ids_apart = false;  // this process's writer starts with its ids
+  // An exit's or exec's hold, or a fatal signal's flush, of the parent's (a destructor that
+  // forks after the hold began, in PLT-only recording): not this process's.
+  g_dying.store(false);
+  g_holding_tid.store(0);
+  g_hold_until.store(0);
+  t_flushing_death = false;
   g_table_request.store(0);
   g_writer_table_asked = false;  // this process's writer will share its table until asked
   t_hot.table_calls = 0;         // (counts toward kOwnTableAfterCalls in this process)

@@ -2962,6 +2962,11 @@ std::atomic<long> g_holding_tid{0};
 // PLT-only recording (Fini), after which code still runs (a library's destructor, run later,
 // that takes a lock a parked thread holds waited for ever: review of stop 39).
 std::atomic<int64_t> g_hold_until{0};
+// This thread holds the others (HoldOtherThreads): it neither waits nor withdraws itself.
+bool HoldsOthers() {
+  long holder = g_holding_tid.load(std::memory_order_relaxed);
+  return holder != 0 && holder == Gettid();
+}
 bool HoldExpired() {
   int64_t until = g_hold_until.load(std::memory_order_acquire);
   return until != 0 && NowNs() >= until;
@@ -2974,9 +2979,7 @@ std::atomic<bool> g_death_returned{false};
 void DeathHandlerReturned() { g_death_returned.store(true, std::memory_order_release); }
 IORR_COLD void ParkForDeath() {
   // (A vfork child is a process of its own: its parent's end does not end it.)
-  if (t_writer_thread || t_hot.vm_child) return;
-  long holder = g_holding_tid.load(std::memory_order_relaxed);
-  if (holder != 0 && holder == Gettid()) return;
+  if (t_writer_thread || t_hot.vm_child || HoldsOthers()) return;
   if (t_flushing_death) {  // this thread's fatal signal did not end the process after all
     EndDeath();
     return;
@@ -3158,9 +3161,7 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
 // announced no more, it waits, then begins again if the process lives on. The thread that holds
 // the others, or flushes for a fatal signal, goes on.
 IORR_COLD bool WithdrawForDeath(Call* c, ThreadState* ts, uintptr_t frame, int depth) {
-  long holder = g_holding_tid.load(std::memory_order_relaxed);
-  if (t_flushing_death || t_writer_thread || t_hot.vm_child || HoldExpired() ||
-      (holder != 0 && holder == Gettid()))
+  if (t_flushing_death || t_writer_thread || t_hot.vm_child || HoldExpired() || HoldsOthers())
     return true;
   ts->slot->in_call_since.store(kNever, std::memory_order_release);
   c->on = false;
@@ -3866,14 +3867,10 @@ void HoldOtherThreads(int64_t bound_ns) {
   }
 }
 void ReleaseOtherThreads() {
-  if (g_holding_tid.load(std::memory_order_relaxed) == 0 ||
-      g_holding_tid.load(std::memory_order_relaxed) != Gettid())
-    return;
+  if (!HoldsOthers()) return;
   g_holding_tid.store(0, std::memory_order_relaxed);
   g_hold_until.store(0, std::memory_order_release);
-  g_dying.store(false, std::memory_order_release);
-  g_death_word.fetch_add(1, std::memory_order_release);
-  RawSyscall6(SYS_futex, reinterpret_cast<long>(&g_death_word), FUTEX_WAKE_PRIVATE, INT_MAX);
+  EndDeath();  // the waiting threads go on, as after a fatal signal the process survived
 }
 
 // Not in a vfork child (the other threads are its parent's, which go on), nor in a task of

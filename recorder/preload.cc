@@ -69,6 +69,11 @@
 #include "recorder/elf_next.h"
 #include "recorder/protocol.h"
 #include "recorder/raw_syscall.h"
+
+// glibc's registration behind pthread_atfork (exported since 2.3.2), which takes the object
+// whose finalization drops the handlers: null for none (see Init).
+extern "C" int __register_atfork(void (*prepare)(), void (*parent)(), void (*child)(),
+                                 void* dso_handle);
 #include "recorder/valgrind.h"
 #include "traces/encoder.h"
 #include "traces/format.h"
@@ -2716,6 +2721,8 @@ void TakeProcessEntry() {
   }
 }
 
+void AtExit(int, void*);
+
 __attribute__((constructor(102))) void Init() {
   TakeOverFromAudit();  // before any call of this library's
   const char* fd = getenv(kEnvTraceFd);
@@ -2772,7 +2779,18 @@ __attribute__((constructor(102))) void Init() {
   g_pidfd_getfd = g_shared->pidfd_getfd == 1 && !OnValgrind();
   TakeProcessEntry();
   if (pthread_key_create(&g_key, ThreadExit) != 0) return;
-  pthread_atfork(nullptr, nullptr, AfterForkChild);
+  // Registered as the program's own (no object's handle): pthread_atfork gives this library's,
+  // and glibc drops an object's handlers when it finalizes it (__cxa_finalize), which at exit
+  // comes before the destructors of the libraries loaded ahead of this one. One of those that
+  // forked made a child on the parent's state, recorded under the parent's ids; a writer pass
+  // under way at the fork left its lock held in the child for ever (CI of stop 39: a destructor
+  // that forks, 1 run in 15 of PLT-only recording hung).
+  __register_atfork(nullptr, nullptr, AfterForkChild, nullptr);
+  // The exit's last flush (AtExit), as an exit handler of no object's (on_exit; atexit gives
+  // this library's handle, and its finalization would run it): __libc_start_main registers the
+  // loader's finalizer, which runs every object's destructors, after the constructors (this
+  // one among them) have run, and exit handlers run last first.
+  on_exit(AtExit, nullptr);
   g_shared->processes.fetch_add(1, std::memory_order_relaxed);
   // Every real function now (the wrappers registered them before this constructor ran), before
   // any recorded call and before the program can fork: no dlsym, which takes the loader's lock,
@@ -2877,15 +2895,17 @@ __attribute__((constructor(102))) void Init() {
   }
 }
 
-// Flushes at exit. Calls after this (stdio's own flush in exit()) are still recorded: the
-// exit_group that ends the process flushes once more (dispatch, or the _exit wrapper).
-__attribute__((destructor(101))) void Fini() {
+// Flushes at exit, after every object's destructors (see Init): exit() then only flushes stdio
+// (libc-internal writes) and ends the process. Under dispatch the exit_group that ends the
+// process flushes once more, and holds the other threads for it (FlushAllAndHold); without it
+// nothing sees that exit_group: this is the process's last flush, and the other threads are
+// held for it (HoldOtherThreads). Until stop 40 this was the library's destructor, which runs
+// before the destructors of the libraries loaded after it (the program's own, but libc): their
+// recorded calls were lost in PLT-only recording, and one that needed a lock a parked thread held
+// waited for ever. The hold still ends by itself after 100 ms: code may follow (an exit handler
+// registered with no object's handle before this library's constructor ran).
+void AtExit(int, void*) {
   if (!g_on) return;
-  // Without dispatch or patched sites nothing sees the exit_group that exit() makes after this:
-  // this is the process's last flush, and the other threads are held for it (see
-  // HoldOtherThreads; in the other modes the exit_group's flush holds them).
-  // Destructors run after this one (a library's set up before this library), and may need a
-  // lock a parked thread holds: there the hold ends by itself after 100 ms.
   if (!DispatchEnabled() && MayHoldOthers()) HoldOtherThreads(100'000'000);
   FlushAll();
   // Not released here without dispatch (where nothing sees the exit_group that follows):
@@ -3129,9 +3149,11 @@ IORR_COLD bool BeginNested(Call* c, uintptr_t frame) {
     // Inside the library's own work (1: an exec, a spawn; 2: writing an event, where the ring
     // is being written), a handler's call cannot be recorded: it is counted as lost, so the
     // trace says it is incomplete (a timer's handler inside a loop of calls lost about one
-    // call in twenty so, as the interrupted code was writing its event). Its real function
-    // runs at ALLOW and the selector is put back at its end, so that a wrapper's call is not
-    // counted again by the trap of its system call (the handler runs at BLOCK there since
+    // call in twenty so, as the interrupted code was writing its event: since stop 40 the
+    // library's entry puts such a handler off until the write is done, DeferSignal, and this
+    // is left to depth 1, to handlers without the entry and to a signal it could not put off). Its
+    // real function runs at ALLOW and the selector is put back at its end, so that a wrapper's call
+    // is not counted again by the trap of its system call (the handler runs at BLOCK there since
     // stop 35: iorr_handler_entry).
     g_shared->dropped_events.fetch_add(1, std::memory_order_relaxed);
     g_shared->handler_calls_lost.fetch_add(1, std::memory_order_relaxed);
@@ -3485,6 +3507,7 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
     t_hot.call_frame = c->saved_frame;
     t_hot.depth = kDepthNestable;
     t_hot.selector = c->saved_selector;
+    if (__builtin_expect(t_hot.deferred, 0)) ReleaseDeferredSignals();
     SetProgramErrno(saved_errno);
     return;
   }
@@ -3505,6 +3528,9 @@ __attribute__((always_inline)) inline void EndCallWith(Call* c, Add&& add) {
   if (__builtin_expect(++t_hot.table_calls == kOwnTableAfterCalls, 0)) OwnWriterTable();
   t_hot.depth = 0;
   BlockSyscalls();
+  // (Before errno is put back: a handler that changes errno does so as if it came before the
+  // wrapper returned.)
+  if (__builtin_expect(t_hot.deferred, 0)) ReleaseDeferredSignals();
   SetProgramErrno(saved_errno);
 }
 

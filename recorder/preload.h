@@ -359,6 +359,9 @@ struct alignas(64) ThreadHot {
   // This task is a vfork child running on its parent's memory and thread-local storage (see
   // VforkChild); state is then its own, not the parent thread's.
   bool vm_child = false;
+  // A program's handler was put off while the library wrote an event (DeferSignal): its signals
+  // are blocked and pending until the write ends (ReleaseDeferredSignals).
+  bool deferred = false;
   // Frames of the program's signal handlers live on this thread (iorr_handler_entry, and the
   // program's SIGSYS handler through ForwardSigsys): the switch to patched sites waits while
   // one is, since the context it interrupted may lie in a window about to be rewritten
@@ -453,6 +456,15 @@ inline void ProgramHandlerEnds() {
 }
 // A signal's bit in a kernel signal mask.
 constexpr uint64_t SigBit(int sig) { return uint64_t{1} << (sig - 1); }
+// A program's handler whose signal comes while the library writes an event on the thread (depth
+// 2), where its calls could not be recorded (BeginNested counted them lost): the signal is
+// blocked in the interrupted context's mask and sent again to this thread with its siginfo, so
+// that it stays pending, and the handler is not run now. False where it cannot be put off (a
+// fault, a disposition SA_RESETHAND has reset, the send refused): the handler runs now.
+bool DeferSignal(int sig, siginfo_t* info, void* ctx);
+// The write has ended (depth back to 0 or kDepthNestable): the signals put off are unblocked,
+// and the kernel delivers them at once, their handlers' calls recorded (dispatch.cc).
+void ReleaseDeferredSignals();
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

@@ -767,6 +767,11 @@ fi
 # and destructors run after it: (1) a library's destructor that takes a lock a parked thread
 # held waited for ever; (2) one that forks: the child inherited the hold and parked at its first
 # call for ever. The hold now ends by itself after 100 ms there, and a fork child drops it.
+# (3) The library's pthread_atfork handler went with its own finalization, before those later
+# destructors: the fork child ran on the parent's state, recorded under the parent's ids, and hung
+# when the writer held its lock at the fork (CI of stop 39, 1 run in 15); it is now registered
+# as the program's. (4) In PLT-only recording those destructors' calls were lost: the last flush
+# was the library's destructor; it is now an exit handler that runs after every destructor.
 cat > dtorlock.c << 'C'
 #include <pthread.h>
 #include <unistd.h>
@@ -823,10 +828,17 @@ if cc -O1 -shared -fPIC dtorlock.c -o libdtorlock.so 2> /dev/null &&
     rm -f dtorfork.child
     got=$(env "${how/default/IORR_X=}" timeout 20 "$iorr" record -q -o dtor.iorr -- ./dtormain 2>&1)
     st=$?
-    if [[ $st == 0 && $got == "$want" && -f dtorfork.child ]]; then
-      ok "destructors after the hold: a lock a parked thread held, a fork ($how): as unrecorded"
+    # The fork child's calls are its own process's (not under the parent's ids, on its state).
+    "$iorr" dump dtor.iorr > dtor.iorr.txt 2>&1
+    parent=$(grep -m1 -o '^\[[0-9]*' dtor.iorr.txt)
+    child=$(grep -m1 '"dtorfork.child"' dtor.iorr.txt | grep -o '^\[[0-9]*')
+    # And the destructor's last write, after the fork, is in the trace.
+    last=$(grep -c "^$parent [0-9]*\] [0-9.]* write(1, ..., 7) = 7" dtor.iorr.txt)
+    if [[ $st == 0 && $got == "$want" && -f dtorfork.child && -n $child && $child != "$parent" &&
+      $last == 1 ]]; then
+      ok "destructors after the hold: a lock a parked thread held, a fork ($how): as unrecorded, the child a process of its own, their calls recorded"
     else
-      fail "destructors after the hold: a lock a parked thread held, a fork ($how): status $st, '$got' against '$want'"
+      fail "destructors after the hold: a lock a parked thread held, a fork ($how): status $st, '$got' against '$want', child '$child' parent '$parent', last write recorded $last"
     fi
   done
 else
@@ -5439,17 +5451,26 @@ else
   fail "the program's handlers behind the library's entry: the test program does not build or run"
 fi
 
-# The trace says what its lost events were (stop 39's sweep: "N events could not be stored (see
-# the trace notes)", and no note said): a SIGALRM handler that opens a file every 100 us while
-# the main thread writes and opens; the handler's calls that come while the recorder writes the
-# main thread's event are counted lost, and a note gives the count and the cause.
+# A handler's calls while the recorder writes the interrupted thread's event (stop 40): a
+# SIGALRM handler that opens a file every 100 us while the main thread writes and opens. They
+# were counted lost (60 to 100 of about 2,000 runs; a SIGCHLD reaper lost all 14 calls of one run
+# so, and CI's "reaper" case failed); the handler is now put off until the write is done: every
+# run's open is in the trace, none lost. With IORR_DISPATCH=0 the handlers run without the
+# library's entry and are still lost there: the trace says how many and why (stop 39's sweep:
+# "N events could not be stored (see the trace notes)", and no note said).
 cat > lostnote.c << 'C'
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
-static void on_alarm(int s) { (void)s; close(open("lostnote.none", O_RDONLY)); }
+static volatile int runs;
+static void on_alarm(int s) {
+  (void)s;
+  close(open("lostnote.h", O_RDONLY));
+  runs++;
+}
 int main(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -5464,28 +5485,44 @@ int main(void) {
     if (write(fd, buf, sizeof buf) < 0) return 1;
     close(open("lostnote.none", O_RDONLY));
   }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, 0);
+  printf("%d\n", runs);
   return 0;
 }
 C
 if cc -O1 lostnote.c -o lostnote 2> /dev/null; then
-  for how in default IORR_PATCH=0; do
-    lost=0
-    for i in 1 2 3; do  # (a run may lose none)
-      env "${how/default/IORR_X=}" timeout 60 "$iorr" record -o lostnote.iorr -- ./lostnote 2> lostnote.err
-      st=$?
-      lost=$(grep -o '[0-9]* events\? lost' lostnote.err | cut -d' ' -f1)
-      [[ -n $lost ]] && break
-    done
-    if [[ $st != 0 ]]; then
-      fail "lost events named in a note ($how): status $st"
-    elif [[ -z $lost ]]; then
-      echo "skip: lost events named in a note ($how): no event lost in 3 runs"
-    elif dump_has lostnote.iorr "^# note: lost: $lost events could not be stored; [0-9]* of them calls of signal handlers"; then
-      ok "lost events named in a note ($how): $lost, with the handlers' share"
+  for how in default IORR_PATCH=0 IORR_PATCH=1; do
+    env "${how/default/IORR_X=}" timeout 60 "$iorr" record -o lostnote.iorr -- ./lostnote \
+      > lostnote.out 2> lostnote.err
+    st=$?
+    runs=$(cat lostnote.out)
+    lost=$(grep -o '[0-9]* events\? lost' lostnote.err | cut -d' ' -f1)
+    dump_has lostnote.iorr 'openat(' || :
+    opens=$(grep -c 'openat(AT_FDCWD, "lostnote.h"' lostnote.iorr.txt)
+    if [[ $st == 0 && -z $lost && $runs -gt 100 && $opens == "$runs" ]]; then
+      ok "a handler's calls while the recorder writes an event ($how): all $runs runs' opens recorded, none lost"
     else
-      fail "lost events named in a note ($how): $lost lost, note: '$(grep -m1 'note: lost' lostnote.iorr.txt)'"
+      fail "a handler's calls while the recorder writes an event ($how): status $st, $opens opens of $runs runs, ${lost:-0} lost"
     fi
   done
+  how=IORR_DISPATCH=0
+  lost=0
+  for i in 1 2 3; do  # (a run may lose none)
+    env "$how" timeout 60 "$iorr" record -o lostnote.iorr -- ./lostnote > /dev/null 2> lostnote.err
+    st=$?
+    lost=$(grep -o '[0-9]* events\? lost' lostnote.err | cut -d' ' -f1)
+    [[ -n $lost ]] && break
+  done
+  if [[ $st != 0 ]]; then
+    fail "lost events named in a note ($how): status $st"
+  elif [[ -z $lost ]]; then
+    echo "skip: lost events named in a note ($how): no event lost in 3 runs"
+  elif dump_has lostnote.iorr "^# note: lost: $lost events could not be stored; [0-9]* of them calls of signal handlers"; then
+    ok "lost events named in a note ($how): $lost, with the handlers' share"
+  else
+    fail "lost events named in a note ($how): $lost lost, note: '$(grep -m1 'note: lost' lostnote.iorr.txt)'"
+  fi
 else
   fail "lost events named in a note: the test program does not build"
 fi
@@ -5529,6 +5566,9 @@ static void* th(void* a) {
 static void forker(int s) { (void)s; child = fork(); }
 static void stdio_h(int s) {
   (void)s;
+  // Five runs: under load the 10 ms timer can fire again before the loop below sees the fifth
+  // (recorded and unrecorded alike: "handled 6" against 5 once, two suites in parallel).
+  if (n >= 5) return;
   FILE* f = fopen("rev35.alt", "w");
   if (f) {
     fputs("x\n", f);

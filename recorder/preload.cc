@@ -1400,6 +1400,8 @@ uintptr_t g_libc_text_lo = 0, g_libc_text_hi = 0;
 
 }  // namespace
 
+bool InLibcText(uintptr_t pc) { return pc >= g_libc_text_lo && pc < g_libc_text_hi; }
+
 // glibc's own handlers for 32 and 33 (pthread_cancel's, setuid's in a process with threads)
 // lie in libc's text; a program's own for those numbers (set by a raw rt_sigaction) does not.
 // Before libc's text is known, any is taken for glibc's (as until stop 37).
@@ -3082,10 +3084,14 @@ void EndDeath() {
 // runs below) are deeper. A handler on an alternate signal stack may lie anywhere: SS_ONSTACK
 // says the thread is on it, and then the call counts as nested, as before. The abandoned call
 // is not recorded (its result is unknown); a note says so, once per thread.
+// At depth 2 (the call's event being written) a handler that interrupts the write runs deeper on
+// the same stack, or on the alternate stack: a call from at or above the frame comes after a
+// handler left the write by siglongjmp (one the entry does not put off: SA_RESETHAND's, a
+// fault's), which until stop 40 left the thread at depth 2 for good, every later call counted
+// lost and, with the entry's deferral, every later signal put off (review of stop 40).
 IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
-  // t_hot.depth is 2 inside EndCall: a handler that interrupts it is nested, whatever its stack.
-  if ((t_hot.depth != 1 && t_hot.depth != kDepthNestable) || t_hot.call_frame == 0 ||
-      frame < t_hot.call_frame)
+  if ((t_hot.depth != 1 && t_hot.depth != 2 && t_hot.depth != kDepthNestable) ||
+      t_hot.call_frame == 0 || frame < t_hot.call_frame)
     return false;
   if (AltStackLow(frame) != 0) return false;  // on the alternate stack
   ThreadState* ts = t_hot.state;
@@ -3102,7 +3108,9 @@ IORR_COLD bool LeftByLongjmp(uintptr_t frame) {
     }
   }
   t_hot.in_handler = false;  // a SIGSYS handler's frame is gone too
+  t_nested_write = false;    // (a nested call's write left so)
   t_hot.depth = 0;
+  if (t_hot.deferred) ReleaseDeferredSignals();  // put off inside the write that was left
   return true;
 }
 
@@ -4586,6 +4594,10 @@ extern "C" __attribute__((visibility("hidden"))) VforkReturn iorr_vfork_parent(l
   t_hot.call_frame = v.call_frame;
   t_hot.call = v.hot_call;
   t_hot.done = v.done;
+  // A child killed between putting a signal off and its release left the flag in the storage
+  // it shared: the signal was blocked in the child's mask, not this task's (vfork is not called
+  // at depth 2, where a signal is put off).
+  ForgetDeferredSignals();
   t_hot.in_handler = v.in_handler;
   t_hot.armed = v.armed;
   t_hot.selector = v.selector;

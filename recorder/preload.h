@@ -465,6 +465,11 @@ bool DeferSignal(int sig, siginfo_t* info, void* ctx);
 // The write has ended (depth back to 0 or kDepthNestable): the signals put off are unblocked,
 // and the kernel delivers them at once, their handlers' calls recorded (dispatch.cc).
 void ReleaseDeferredSignals();
+// pc lies in libc's code (false until it is known).
+bool InLibcText(uintptr_t pc);
+// Drops the record of signals put off without unblocking them (a vfork parent resumed: they were
+// the child's).
+void ForgetDeferredSignals();
 // The system call instructions a linear sweep finds in [addr, addr + len), read safely (code
 // the loader maps after start-up is checked).
 int PatchCountSyscalls(long addr, long len);

@@ -930,6 +930,8 @@ int ExecveRecorded(const char* path, char* const* argv, char* const* envp, bool 
   bool on = BeginCall(&c);
   int64_t start = on ? c.start : iorr::recorder::NowNs();
   bool ok = iorr::recorder::PrepareExecEnv(envp, start, env2, cap, buf, buf_cap);
+  // Not into the new image (see DeferSignal).
+  if (iorr::recorder::t_hot.deferred) iorr::recorder::ReleaseDeferredSignals();
   iorr::recorder::FlushAllAndHold();  // the new image starts with empty buffers
   iorr::recorder::NoteExecAttempt(at ? dirfd : AT_FDCWD, path);
   if (ok) iorr::recorder::ExecKeepsLock(true);  // IORR_LOCK names it to the new image

@@ -1171,12 +1171,21 @@ bool DispatchArmThread() {
   if (!g_enabled || g_tracee) return false;
   uint64_t unblock = SigBit(SIGSYS);
   RawSyscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&unblock), 0, 8);
+  // Armed before the kernel is told: a signal handler that runs just after the prctl (a
+  // pthread_kill right after pthread_create, a timer) found the thread trapping but not armed,
+  // so its wrapped call's AllowSyscalls left the selector at BLOCK, the real function's system
+  // call trapped too and was recorded a second time, and with threads that end at once the
+  // program died of SIGSEGV in the library's thread exit (stop 40's sweep; there since
+  // dispatch). Armed while not yet trapping, the selector only says what the kernel will read.
   t_hot.selector = 1;  // BLOCK
+  t_hot.armed = true;
   long r = RawSyscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
                        reinterpret_cast<long>(iorr_gate_start), iorr_gate_end - iorr_gate_start,
                        reinterpret_cast<long>(&t_hot.selector));
-  t_hot.armed = r == 0;
-  if (!t_hot.armed) t_hot.selector = 0;
+  if (r != 0) {
+    t_hot.armed = false;
+    t_hot.selector = 0;
+  }
   return t_hot.armed;
 }
 

@@ -1541,12 +1541,15 @@ IORR_COLD void StartWriter() {
 // flush) are the program's. A trapped SYS_exit ends it (ThreadGone); else the writer finds the
 // thread gone (Service). A thread leaving from inside a recorded call (cancelled, or a
 // handler's pthread_exit) is done at once: nothing more of it can be recorded.
+// The key's value is the thread's tid, not its state (see NewThreadState): a value that is not
+// this thread's was left by an earlier thread on the same descriptor, and is not this one's to
+// act on.
 void ThreadExit(void* p) {
   if (Foreign()) return;  // the owner's key value (a vfork child's pthread_exit: undefined)
-  auto* ts = static_cast<ThreadState*>(p);
+  if (reinterpret_cast<uintptr_t>(p) != static_cast<uintptr_t>(Gettid())) return;
+  ThreadState* ts = t_hot.state;
   if (ts != nullptr && t_hot.depth == 0) {
-    ts->leaving.store(1, std::memory_order_release);
-    t_hot.state = ts;  // the key's value is gone; the thread keeps recording into its state
+    ts->leaving.store(1, std::memory_order_release);  // (it goes on recording into its state)
     return;
   }
   t_hot.done = true;
@@ -1685,7 +1688,14 @@ IORR_COLD ThreadState* NewThreadState(ThreadSlot* held = nullptr) {
     UnmapThreadState(ts);
     return nullptr;
   }
-  pthread_setspecific(g_key, ts);
+  // The key's value is the tid, which ThreadExit checks, not the state: a thread that records
+  // its first call after glibc ran its key destructors (a signal handler at its very end) sets
+  // the value for good, and glibc hands the thread's descriptor, value included, to a later
+  // thread, whose exit then acted on a state unmapped long since, or on another thread's at the
+  // same address (stop 40's sweep: SIGSEGV in ThreadExit, or at the SYS_exit after it, in 5 of
+  // 5 runs of 1,000 threads each sent a signal right after pthread_create; there since the key
+  // held the state).
+  pthread_setspecific(g_key, reinterpret_cast<void*>(static_cast<uintptr_t>(ts->tid)));
   return ts;
 }
 
